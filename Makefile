@@ -1,0 +1,56 @@
+# The verbs of this project. `make serve` and `make test` are all a newcomer needs.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+INSTALL := $(PY) -m pip install -q -c constraints.txt
+PORT ?= 8000
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: serve build test vendor wheel bench lint clean
+
+## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
+serve: build
+	$(PY) build_scripts/serve.py --port $(PORT)
+
+## build: the static site in site/ (mkdocs build --strict), with .gz copies for the server
+build: vendor wheel
+	$(BIN)/mkdocs build --strict --quiet
+	$(PY) build_scripts/compress.py site
+
+## test: every test (labs math vs PyTorch, build, headless Chromium)
+test: $(VENV)/.test-installed build
+	$(PY) -m pytest
+
+## bench: timings in headless Chromium against a local server (not a test)
+bench: $(VENV)/.test-installed build
+	$(PY) build_scripts/bench.py
+
+## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified
+vendor: $(VENV)/.site-installed
+	$(PY) build_scripts/vendor.py
+
+## wheel: the labs package (labs_py/) as the wheel the browser installs
+wheel: $(VENV)/.site-installed
+	rm -rf docs/vendor/labs
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w docs/vendor/labs .
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check labs_py build_scripts tests
+
+clean:
+	rm -rf site build docs/vendor
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.site-installed: pyproject.toml constraints.txt | $(PY)
+	$(INSTALL) -e '.[site]'
+	touch $@
+
+# torch first, alone: the CPU build (a bare `torch` requirement would pull a CUDA build).
+$(VENV)/.test-installed: $(VENV)/.site-installed
+	$(INSTALL) torch==2.13.0
+	$(INSTALL) -e '.[site,test]'
+	touch $@

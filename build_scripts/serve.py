@@ -1,0 +1,115 @@
+"""Serve the built site on 127.0.0.1, the way a good static host would.
+
+- correct types for Pyodide (``.wasm`` must be ``application/wasm`` or it never starts);
+- a precompressed ``file.gz`` is sent with ``Content-Encoding: gzip`` when the browser
+  accepts it (see build_scripts/compress.py);
+- ``sitemap.xml`` has the configured ``site_url`` replaced by this server's own address,
+  so Material's instant navigation works on any port;
+- ``--isolate`` adds the COOP/COEP headers that make a page cross-origin isolated.
+
+Usage: python build_scripts/serve.py [--port 8000] [--dir site] [--site-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+TYPES = {
+    ".wasm": "application/wasm",
+    ".mjs": "text/javascript",
+    ".js": "text/javascript",
+    ".json": "application/json",
+    ".whl": "application/octet-stream",
+    ".zip": "application/zip",
+    ".woff2": "font/woff2",
+}
+
+
+class SiteHandler(SimpleHTTPRequestHandler):
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **TYPES}
+    site_url = "http://127.0.0.1:8000/"
+    isolate = False
+    quiet = False
+
+    def end_headers(self):
+        self.send_header("Cache-Control", "no-cache")
+        if self.isolate:
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        super().end_headers()
+
+    def do_GET(self):
+        path = Path(self.translate_path(self.path))
+        if path.name == "sitemap.xml" and path.is_file():
+            return self._send_sitemap(path)
+        gz = path.with_name(path.name + ".gz")
+        if path.is_file() and gz.is_file() and "gzip" in self.headers.get("Accept-Encoding", ""):
+            return self._send_file(gz, self.guess_type(str(path)), encoding="gzip")
+        return super().do_GET()
+
+    def _send_sitemap(self, path: Path):
+        origin = f"http://{self.headers.get('Host', '127.0.0.1')}/"
+        body = path.read_text("utf-8").replace(self.site_url, origin).encode("utf-8")
+        self._send_bytes(body, "application/xml")
+
+    def _send_file(self, path: Path, ctype: str, encoding: str):
+        self._send_bytes(path.read_bytes(), ctype, encoding)
+
+    def _send_bytes(self, body: bytes, ctype: str, encoding: str | None = None):
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
+            self.send_header("Vary", "Accept-Encoding")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def log_message(self, format, *args):
+        if not self.quiet:
+            super().log_message(format, *args)
+
+
+def make_server(directory: str | os.PathLike, port: int = 0, site_url: str | None = None,
+                isolate: bool = False, quiet: bool = True) -> ThreadingHTTPServer:
+    """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started."""
+    directory = Path(directory)
+    if not (directory / "index.html").is_file():
+        raise SystemExit(f"serve: {directory}/index.html not found: build the site first (make build)")
+    attrs = {"isolate": isolate, "quiet": quiet}
+    if site_url:
+        attrs["site_url"] = site_url
+    handler = type("Handler", (SiteHandler,), attrs)
+    return ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free)")
+    parser.add_argument("--dir", default="site", help="the built site (default: site)")
+    parser.add_argument("--site-url", default=None, help="site_url from mkdocs.yml")
+    parser.add_argument("--isolate", action="store_true", help="send COOP/COEP headers")
+    args = parser.parse_args(argv)
+    try:
+        server = make_server(args.dir, args.port, args.site_url, args.isolate, quiet=False)
+    except OSError as err:
+        print(f"serve: cannot listen on 127.0.0.1:{args.port}: {err.strerror}. "
+              "Try another port: make serve PORT=8001", file=sys.stderr)
+        return 1
+    host, port = server.server_address[:2]
+    print(f"Serving {args.dir}/ at http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

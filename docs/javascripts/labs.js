@@ -1,0 +1,156 @@
+// Finds lab placeholders (emitted by build_scripts/lab_fences.py) and brings them to life.
+//
+// Each placeholder holds JSON with the lab name, its parameter schema, its parameters
+// and the initial result the build computed, which is drawn at once. Python starts when
+// a lab comes into view; later results replace the drawing. Runs again on every page
+// change under Material's instant navigation (document$).
+(function () {
+  "use strict";
+  const { runtime, widgets, el } = window.AttnLabs;
+
+  class LabController {
+    constructor(root, data) {
+      this.root = root;
+      this.lab = data.lab;
+      this.schema = data.schema;
+      this.params = { ...data.params };
+      this.result = data.initial.result;
+      this.runs = 0;
+      this.latest = null; // params waiting to be sent (only the newest is kept)
+      this.inFlight = false;
+      runtime.config = runtime.config || data.runtime;
+      root.textContent = "";
+      root.attnLab = this;
+
+      this.body = el("div", "attn-lab__body");
+      this.status = el("div", "attn-lab__status");
+      this.statusText = el("span", "attn-lab__status-text");
+      this.statusText.setAttribute("role", "status");
+      this.bar = el("progress", "attn-lab__progress");
+      this.retry = el("button", "md-button attn-lab__retry", "Retry");
+      this.retry.type = "button";
+      this.retry.hidden = true;
+      this.retry.addEventListener("click", () => runtime.restart());
+      this.status.append(this.bar, this.statusText, this.retry);
+      this.error = el("p", "attn-lab__error");
+      this.error.setAttribute("role", "alert");
+      this.error.hidden = true;
+      root.append(this.body, this.error, this.status);
+
+      this.widget = widgets[this.lab].mount(this.body, this);
+      this.widget.render(this.result);
+      this._setStatus("initial");
+
+      this.onRuntime = () => this._showRuntime();
+      runtime.addEventListener("change", this.onRuntime);
+      this._showRuntime();
+      // Start Python when the lab is on screen: most readers touch it soon after.
+      this.observer = new IntersectionObserver((entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          this.observer.disconnect();
+          runtime.start(this.runtimeConfig());
+        }
+      });
+      this.observer.observe(root);
+    }
+
+    runtimeConfig() {
+      return runtime.config;
+    }
+
+    /** Ask for a recompute with `changes` merged into the parameters. */
+    update(changes) {
+      this.params = { ...this.params, ...changes };
+      this.latest = { ...this.params };
+      this.showError(null);
+      this._pump();
+    }
+
+    async _pump() {
+      if (this.inFlight || !this.latest) return;
+      const params = this.latest;
+      this.latest = null;
+      this.inFlight = true;
+      this._setStatus(runtime.state === "ready" ? "computing" : "queued");
+      try {
+        const t0 = performance.now();
+        const out = await runtime.run(this.lab, params);
+        if (out.ok) {
+          this.result = out.result;
+          this.runs += 1;
+          this.lastLatencyMs = performance.now() - t0;
+          this.lastComputeMs = out.compute_ms;
+          this.widget.render(out.result);
+          this._setStatus("live");
+        } else {
+          this.showError(out.error, out.param);
+          this._setStatus("error");
+        }
+      } catch (err) {
+        this.showError(err.message);
+        this._setStatus("error");
+      } finally {
+        this.inFlight = false;
+        this.root.dataset.runs = String(this.runs);
+      }
+      this._pump();
+    }
+
+    /** Show `message` under the lab (null hides it); the drawing stays as it was. */
+    showError(message, param) {
+      this.error.hidden = !message;
+      this.error.textContent = message || "";
+      this.widget.markInvalid && this.widget.markInvalid(message ? param : null);
+    }
+
+    _setStatus(status) {
+      this.root.dataset.status = status;
+      this._showRuntime();
+    }
+
+    _showRuntime() {
+      const { state, progress } = runtime;
+      const queued = this.root.dataset.status === "queued";
+      let text = progress.message;
+      if (state === "idle") text = "Showing a precomputed result; Python starts when you use the lab.";
+      else if (state === "loading") text = `${progress.message}… (step ${progress.step} of ${progress.total})${queued ? " Your change will run as soon as Python is ready." : ""}`;
+      else if (state === "ready") text = this.runs ? "Live: computed in your browser by Python." : "Python is ready: move a control to recompute.";
+      this.statusText.textContent = text;
+      this.bar.hidden = state !== "loading";
+      this.bar.max = progress.total;
+      this.bar.value = progress.step;
+      this.bar.setAttribute("aria-label", "Loading Python");
+      this.retry.hidden = state !== "failed";
+      this.root.dataset.runtime = state;
+    }
+
+    destroy() {
+      runtime.removeEventListener("change", this.onRuntime);
+      this.observer.disconnect();
+    }
+  }
+
+  let mounted = [];
+  function mountAll() {
+    // Instant navigation replaced the page: forget labs that left the document.
+    mounted = mounted.filter((c) => (document.contains(c.root) ? true : (c.destroy(), false)));
+    for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
+      const script = root.querySelector("script.attn-lab-data");
+      let data;
+      try {
+        data = JSON.parse(script.textContent);
+      } catch (err) {
+        root.textContent = "This lab's data is damaged; rebuild the site.";
+        continue;
+      }
+      if (!widgets[data.lab]) {
+        root.textContent = `No widget is registered for the lab "${data.lab}".`;
+        continue;
+      }
+      mounted.push(new LabController(root, data));
+    }
+  }
+  if (typeof document$ !== "undefined") document$.subscribe(mountAll);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
+  else mountAll();
+})();

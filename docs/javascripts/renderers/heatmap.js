@@ -1,0 +1,169 @@
+// A [query, key] heatmap on a canvas: token labels on both axes, a note per row, one
+// selected cell (click, or arrow keys when focused), colours from d3-scale-chromatic.
+//
+// Tokens are drawn as canvas text, never inserted as HTML. The canvas is one tab stop;
+// the selected cell is described in a live region beside it, and callers should add a
+// text alternative (the pattern widget adds a table).
+(function () {
+  "use strict";
+
+  const MIN_CELL = 6;
+  const MAX_CELL = 44;
+
+  class Heatmap {
+    /**
+     * @param {HTMLElement} container
+     * @param {{label: string, onSelect?: (q: number, k: number) => void}} options
+     */
+    constructor(container, options) {
+      this.options = options;
+      this.canvas = document.createElement("canvas");
+      this.canvas.className = "attn-heatmap";
+      this.canvas.tabIndex = 0;
+      this.canvas.setAttribute("role", "img");
+      this.canvas.setAttribute("aria-label", options.label);
+      this.wrap = document.createElement("div");
+      this.wrap.className = "attn-heatmap__scroll";
+      this.wrap.append(this.canvas);
+      container.append(this.wrap);
+      this.data = null;
+      this.selected = null;
+      this.canvas.addEventListener("click", (e) => this._onClick(e));
+      this.canvas.addEventListener("keydown", (e) => this._onKey(e));
+      // Redraw when the reader switches between the light and dark palette.
+      this.paletteObserver = new MutationObserver(() => this.draw());
+      this.paletteObserver.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+    }
+
+    /**
+     * @param {{rowLabels: string[], colLabels: string[], values: number[][],
+     *          masked?: boolean[][], rowNotes?: string[]}} data values in [0, 1]
+     */
+    setData(data) {
+      this.data = data;
+      const n = data.rowLabels.length;
+      const m = data.colLabels.length;
+      if (!this.selected || this.selected[0] >= n || this.selected[1] >= m) this.selected = null;
+      this.draw();
+    }
+
+    select(q, k) {
+      if (!this.data) return;
+      const n = this.data.rowLabels.length;
+      const m = this.data.colLabels.length;
+      this.selected = [Math.max(0, Math.min(n - 1, q)), Math.max(0, Math.min(m - 1, k))];
+      this.draw();
+      if (this.options.onSelect) this.options.onSelect(this.selected[0], this.selected[1]);
+    }
+
+    _layout(ctx) {
+      const { rowLabels, colLabels, rowNotes } = this.data;
+      ctx.font = this.font;
+      const width = (s) => ctx.measureText(s).width;
+      const labelW = Math.ceil(Math.max(...rowLabels.map(width))) + 10;
+      const labelH = Math.ceil(Math.max(...colLabels.map(width))) + 10;
+      const noteW = rowNotes ? Math.ceil(Math.max(...rowNotes.map(width))) + 14 : 0;
+      const avail = Math.max(200, (this.wrap.clientWidth || 600) - labelW - noteW - 4);
+      const cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / colLabels.length)));
+      return { labelW, labelH, noteW, cell };
+    }
+
+    draw() {
+      if (!this.data) return;
+      const style = getComputedStyle(document.body);
+      const fg = style.getPropertyValue("--md-default-fg-color").trim() || "#222";
+      const muted = style.getPropertyValue("--md-default-fg-color--lighter").trim() || "#999";
+      const accent = style.getPropertyValue("--md-accent-fg-color").trim() || "#ff6e42";
+      this.font = `13px ${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`;
+      const ctx = this.canvas.getContext("2d");
+      const L = (this.layout = this._layout(ctx));
+      const { rowLabels, colLabels, values, masked, rowNotes } = this.data;
+      const n = rowLabels.length;
+      const m = colLabels.length;
+      const cssW = L.labelW + m * L.cell + L.noteW;
+      const cssH = L.labelH + n * L.cell;
+      const dpr = window.devicePixelRatio || 1;
+      this.canvas.width = Math.round(cssW * dpr);
+      this.canvas.height = Math.round(cssH * dpr);
+      this.canvas.style.width = `${cssW}px`;
+      this.canvas.style.height = `${cssH}px`;
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.clearRect(0, 0, cssW, cssH);
+      ctx.font = this.font;
+      ctx.textBaseline = "middle";
+      const sel = this.selected;
+
+      // Column labels (keys), rotated to read bottom-up.
+      ctx.textAlign = "left";
+      for (let k = 0; k < m; k++) {
+        ctx.save();
+        ctx.translate(L.labelW + (k + 0.5) * L.cell, L.labelH - 6);
+        ctx.rotate(-Math.PI / 2);
+        ctx.fillStyle = sel && sel[1] === k ? accent : fg;
+        if (L.cell >= 10 || k % Math.ceil(10 / L.cell) === 0) ctx.fillText(colLabels[k], 0, 0);
+        ctx.restore();
+      }
+      // Row labels (queries) and cells.
+      const showNumbers = L.cell >= 36;
+      for (let q = 0; q < n; q++) {
+        const y = L.labelH + q * L.cell;
+        ctx.textAlign = "right";
+        ctx.fillStyle = sel && sel[0] === q ? accent : fg;
+        if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0) ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
+        for (let k = 0; k < m; k++) {
+          const x = L.labelW + k * L.cell;
+          if (masked && masked[q][k]) {
+            ctx.fillStyle = muted;
+            ctx.globalAlpha = 0.18;
+            ctx.fillRect(x, y, L.cell, L.cell);
+            ctx.globalAlpha = 1;
+            continue;
+          }
+          const v = values[q][k];
+          ctx.fillStyle = d3.interpolateViridis(v);
+          ctx.fillRect(x, y, L.cell, L.cell);
+          if (showNumbers) {
+            ctx.textAlign = "center";
+            ctx.fillStyle = v > 0.55 ? "#000" : "#fff";
+            ctx.fillText(v.toFixed(2), x + L.cell / 2, y + L.cell / 2);
+          }
+        }
+        if (rowNotes && L.cell >= 10) {
+          ctx.textAlign = "left";
+          ctx.fillStyle = muted;
+          ctx.fillText(rowNotes[q], L.labelW + m * L.cell + 8, y + L.cell / 2);
+        }
+      }
+      if (sel) {
+        ctx.strokeStyle = accent;
+        ctx.lineWidth = 3;
+        ctx.strokeRect(L.labelW + sel[1] * L.cell + 1.5, L.labelH + sel[0] * L.cell + 1.5, L.cell - 3, L.cell - 3);
+      }
+    }
+
+    _onClick(event) {
+      if (!this.layout) return;
+      const rect = this.canvas.getBoundingClientRect();
+      const x = event.clientX - rect.left - this.layout.labelW;
+      const y = event.clientY - rect.top - this.layout.labelH;
+      if (x < 0 || y < 0) return;
+      const k = Math.floor(x / this.layout.cell);
+      const q = Math.floor(y / this.layout.cell);
+      if (q < this.data.rowLabels.length && k < this.data.colLabels.length) this.select(q, k);
+    }
+
+    _onKey(event) {
+      if (!this.data) return;
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -1e9], End: [0, 1e9] };
+      const move = moves[event.key];
+      if (!move) return;
+      event.preventDefault();
+      if (!this.selected) return this.select(0, 0);
+      const [q, k] = this.selected;
+      this.select(q + move[0], k + move[1]);
+    }
+  }
+
+  window.AttnLabs = window.AttnLabs || { widgets: {} };
+  window.AttnLabs.Heatmap = Heatmap;
+})();

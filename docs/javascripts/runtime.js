@@ -1,0 +1,113 @@
+// One shared Python runtime (Pyodide in a Web Worker) for every lab on the site.
+//
+// Nothing is downloaded until a lab asks: `start()` is called when a lab scrolls into
+// view or a reader touches a control. Calls made before Python is ready are posted at
+// once; the worker holds them until it is ready, so none is lost.
+(function () {
+  "use strict";
+
+  // This file is served from <site>/javascripts/, so the site root is one level up;
+  // this works on any host and under any path prefix.
+  const SITE_ROOT = new URL("../", document.currentScript.src).href;
+
+  class LabRuntime extends EventTarget {
+    constructor() {
+      super();
+      this.worker = null;
+      this.state = "idle"; // idle | loading | ready | failed
+      this.progress = { step: 0, total: 4, message: "Python not started" };
+      this.error = null;
+      this.pending = new Map(); // request id -> {resolve, reject}
+      this.nextId = 1;
+      this.config = null;
+      this.timings = {};
+    }
+
+    /** Start the worker if it is not running. `config` comes from the page (lab data). */
+    start(config) {
+      if (config && !this.config) this.config = config;
+      if (this.worker) return;
+      const cfg = this.config || {};
+      const indexURL = cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href;
+      this.timings = { start: performance.now() };
+      this.worker = new Worker(new URL("javascripts/pyodide-worker.js", SITE_ROOT));
+      this.worker.onmessage = (event) => this._onMessage(event.data);
+      this.worker.onerror = (event) => this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
+      this._setState("loading", { step: 1, total: 4, message: "Downloading Python and NumPy" });
+      this.worker.postMessage({
+        type: "init",
+        indexURL,
+        wheelURL: new URL(cfg.wheel, SITE_ROOT).href,
+      });
+    }
+
+    /** Run lab `lab` with `params`; resolves with the worker's parsed JSON answer. */
+    run(lab, params) {
+      this.start();
+      const id = this.nextId++;
+      return new Promise((resolve, reject) => {
+        this.pending.set(id, { resolve, reject });
+        this.worker.postMessage({ type: "run", id, lab, params: JSON.stringify(params) });
+      });
+    }
+
+    /** Throw the worker away (stuck or failed) and start a fresh one. */
+    restart() {
+      if (this.worker) this.worker.terminate();
+      this.worker = null;
+      for (const { reject } of this.pending.values()) reject(new Error("Python was restarted"));
+      this.pending.clear();
+      this.error = null;
+      this.state = "idle";
+      this.start();
+    }
+
+    _onMessage(msg) {
+      if (msg.type === "progress") {
+        this._setState("loading", msg);
+      } else if (msg.type === "ready") {
+        this.timings.ready = performance.now();
+        this._setState("ready", { step: 4, total: 4, message: "Python is ready" });
+      } else if (msg.type === "init-error") {
+        this._fail(msg.error);
+      } else if (msg.type === "result") {
+        const waiter = this.pending.get(msg.id);
+        if (!waiter) return;
+        this.pending.delete(msg.id);
+        if (msg.json !== undefined) {
+          const out = JSON.parse(msg.json);
+          out.compute_ms = msg.compute_ms;
+          waiter.resolve(out);
+        } else {
+          waiter.reject(new Error(msg.error));
+        }
+      }
+    }
+
+    _fail(message) {
+      this.error = message;
+      this._setState("failed", { step: 0, total: 4, message: `Python could not start: ${message}` });
+      for (const { reject } of this.pending.values()) reject(new Error(this.progress.message));
+      this.pending.clear();
+    }
+
+    _setState(state, progress) {
+      this.state = state;
+      this.progress = { step: progress.step, total: progress.total, message: progress.message };
+      this.dispatchEvent(new CustomEvent("change", { detail: { state, progress: this.progress } }));
+    }
+  }
+
+  /** document.createElement with a class and text (text, never HTML). */
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text) node.textContent = text;
+    return node;
+  }
+
+  window.AttnLabs = window.AttnLabs || { widgets: {} };
+  window.AttnLabs.SITE_ROOT = SITE_ROOT;
+  window.AttnLabs.el = el;
+  window.AttnLabs.runtime = new LabRuntime();
+})();

@@ -1,0 +1,116 @@
+"""Lab: the attention pattern of one head on a short sentence.
+
+The reader picks a head style, a temperature, a causal mask and whether the logits are
+divided by sqrt(d_head); the lab returns the [query, key] weights with, for each query,
+its entropy in bits and the key it attends to most.
+
+Queries and keys are synthetic but honest: every component has unit variance, so that
+q . k has variance d_head (Vaswani et al. 2017, footnote 4) and the sqrt(d_head) toggle
+shows what it was made for.
+
+- ``content``: each distinct word (case-folded) has a fixed random embedding; random
+  W_Q and W_K project it to a query and a key. Same word, same vectors.
+- ``previous_token`` / ``first_token`` / ``self``: each position has a random code and
+  key j is the code of j; query i is half the code of the position it should find
+  (i - 1, 0 or i) plus independent noise, so the wanted key scores about d_head / 2 and
+  the others about 0 +- sqrt(d_head): a clear preference that scaling keeps soft.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+
+from ..attention import attention_logits, causal_mask, entropy_bits, softmax
+from ..params import Param
+
+SCHEMA = (
+    Param(
+        "tokens",
+        "tokens",
+        ["The", "fluffy", "blue", "creature", "roamed", "the", "verdant", "forest"],
+        "The sentence, one token per item.",
+        max_items=128,
+        max_chars=32,
+    ),
+    Param(
+        "preset",
+        "choice",
+        "content",
+        "Which kind of head to imitate.",
+        choices=("content", "previous_token", "first_token", "self"),
+        labels={
+            "content": "Content (random W_Q, W_K)",
+            "previous_token": "Previous token",
+            "first_token": "First token",
+            "self": "Self",
+        },
+    ),
+    Param("temperature", "number", 1.0, "Divides the logits before softmax.", 0.05, 10.0),
+    Param("causal", "boolean", False, "Hide later keys from each query (causal mask)."),
+    Param("scale", "boolean", True, "Divide the logits by sqrt(d_head)."),
+    Param("d_head", "integer", 64, "Width of queries and keys.", 2, 256),
+    Param("seed", "integer", 0, "Seed for the random vectors.", 0, 2**31 - 1),
+)
+
+D_MODEL = 64  # width of the synthetic word embeddings of the content preset
+STRENGTH = 0.5  # how much of a positional query is the code it looks for
+
+
+def _word_embedding(token: str, seed: int) -> np.ndarray:
+    # crc32, not hash(): Python salts str hashes per process, and the page must match CPython.
+    rng = np.random.default_rng([seed, zlib.crc32(token.casefold().encode("utf-8"))])
+    return rng.standard_normal(D_MODEL)
+
+
+def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
+    """Synthetic Q, K of shape (seq_len, d_head) with unit-variance components."""
+    seq_len = len(tokens)
+    rng = np.random.default_rng(seed)
+    if preset == "content":
+        E = np.stack([_word_embedding(t, seed) for t in tokens])  # (seq_len, d_model)
+        # Var(W) = 1/d_model keeps each projected component at unit variance.
+        W_Q = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)
+        W_K = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)
+        return E @ W_Q, E @ W_K  # (seq_len, d_head) each
+    codes = rng.standard_normal((seq_len, d_head))  # one random code per position
+    position = np.arange(seq_len)
+    target = {
+        "previous_token": np.maximum(position - 1, 0),
+        "first_token": np.zeros_like(position),
+        "self": position,
+    }[preset]
+    noise = rng.standard_normal((seq_len, d_head))
+    # STRENGTH**2 + (1 - STRENGTH**2) = 1: query components keep unit variance.
+    queries = STRENGTH * codes[target] + math.sqrt(1 - STRENGTH**2) * noise
+    return queries, codes  # query i looks for key target[i]
+
+
+def compute(params: dict) -> dict:
+    """The lab's result for validated ``params`` (see :data:`SCHEMA`).
+
+    Returns a JSON-able dict: ``tokens``; ``logits`` and ``weights`` as (seq_len, seq_len)
+    nested lists indexed [query, key] (masked logits are ``None``); per query
+    ``entropy_bits``, ``max_entropy_bits`` (log2 of the number of visible keys) and
+    ``top_key`` (index of the largest weight, the earliest on ties).
+    """
+    tokens = params["tokens"]
+    seq_len = len(tokens)
+    Q, K = queries_and_keys(tokens, params["preset"], params["d_head"], params["seed"])
+    logits = attention_logits(Q, K, scale=params["scale"], temperature=params["temperature"])
+    mask = causal_mask(seq_len) if params["causal"] else np.ones((seq_len, seq_len), bool)
+    weights = softmax(logits, where=mask)  # (seq_len, seq_len), rows sum to 1
+    visible = mask.sum(axis=-1)
+    return {
+        "tokens": list(tokens),
+        "logits": [
+            [float(v) if m else None for v, m in zip(row, mrow)]
+            for row, mrow in zip(logits, mask)
+        ],
+        "weights": weights.tolist(),
+        "entropy_bits": entropy_bits(weights).tolist(),
+        "max_entropy_bits": np.log2(visible).tolist(),
+        "top_key": weights.argmax(axis=-1).tolist(),
+    }

