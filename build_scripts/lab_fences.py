@@ -9,7 +9,7 @@ A fence such as
 
 is parsed as YAML, validated against the lab's parameter schema, computed once here in
 CPython with the same ``attention_labs`` code the browser runs, and replaced by a
-``<div class="attn-lab">`` holding the parameters and that initial result, so the page
+``<div class="attn-lab" data-config="...">`` holding the parameters and that initial result, so the page
 shows the result before any Python loads in the browser. A bad fence fails the build
 with ``file:line: what is wrong``.
 """
@@ -29,7 +29,8 @@ from attention_labs.labs import LabParameterError, lab_schema, run_lab
 
 log = logging.getLogger("mkdocs.hooks.lab_fences")
 
-FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\s`]*)")
+# A backtick fence's info string has no backtick (CommonMark): "```` ```lab ````" is code.
+FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}(?!.*`)|~{3,})[ \t]*(?P<info>[^\s`]*)")
 MANIFEST = Path("vendor/manifest.json")
 WHEELS = Path("vendor/labs")
 RUNTIME: dict = {}  # filled by on_config: where the browser finds Pyodide and the labs wheel
@@ -78,6 +79,30 @@ def parse_fence(body: str, where: str) -> tuple[str, dict]:
     return spec.pop("lab"), spec
 
 
+JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+PLAIN = re.compile(r"[A-Za-z0-9 .,:;?/-]|(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])")
+
+
+def _inert_json(data: str) -> str:
+    """``data`` with every character of its strings that HTML or Markdown could act on
+    (``<``, ``&``, ``\\``, ``*``, ``$``, a word-edge ``_``...) written as ``\\uXXXX``.
+
+    In an admonition or a list item the placeholder is not a raw HTML block: Markdown
+    runs over it as inline text. Outside strings JSON holds nothing Markdown acts on."""
+
+    def inert(match: re.Match) -> str:
+        text = json.loads(match.group(0))
+        out = []
+        for k, c in enumerate(text):
+            if PLAIN.match(text, k):
+                out.append(c)
+            else:  # json.dumps writes a character beyond U+FFFF as its surrogate pair
+                out.append(f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else json.dumps(c)[1:-1])
+        return '"' + "".join(out) + '"'
+
+    return JSON_STRING.sub(inert, data)
+
+
 def placeholder(name: str, out: dict, indent: str) -> str:
     """The HTML that replaces a fence: parameters, schema and initial result as JSON."""
     payload = {
@@ -87,12 +112,14 @@ def placeholder(name: str, out: dict, indent: str) -> str:
         "initial": out,
         "runtime": RUNTIME,
     }
-    # '</' inside a <script> would end it early; '<\/' is the same JSON string.
-    data = json.dumps(payload, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    # In an attribute, not a <script type="application/json">: Material's instant navigation
+    # re-inserts the <script> elements of a new page and would run the JSON as JavaScript.
+    # _inert_json leaves no '<' or '&' for HTML or Markdown to act on; escape adds &quot;.
+    data = _inert_json(json.dumps(payload, separators=(",", ":"), allow_nan=False))
     label = html.escape(f"Interactive lab: {name.replace('_', ' ')}")
     lines = [
-        f'<div class="attn-lab" data-lab="{html.escape(name)}" role="group" aria-label="{label}">',
-        f'<script type="application/json" class="attn-lab-data">{data}</script>',
+        f'<div class="attn-lab" data-lab="{html.escape(name)}" role="group" aria-label="{label}" '
+        f'data-config="{html.escape(data, quote=True)}">',
         '<p class="attn-lab-noscript">This lab needs JavaScript; its first result is '
         "computed when the page loads.</p>",
         "</div>",
@@ -100,11 +127,14 @@ def placeholder(name: str, out: dict, indent: str) -> str:
     return "\n".join(indent + line for line in lines)
 
 
-def render_lab_fences(markdown: str, src_path: str) -> str:
-    """Replace every ```lab fence of one page; raise LabFenceError on the first bad one."""
+def render_lab_fences(markdown: str, src_path: str, line_offset: int = 0) -> str:
+    """Replace every ```lab fence of one page; raise LabFenceError on the first bad one.
+
+    ``line_offset``: lines of the file before ``markdown`` (front matter MkDocs removed).
+    """
     lines = markdown.split("\n")
     for start, end, indent, body, line_no in reversed(list(find_lab_fences(markdown))):
-        where = f"docs/{src_path}:{line_no}"
+        where = f"docs/{src_path}:{line_no + line_offset}"
         if end is None:
             raise LabFenceError(f"{where}: lab fence is never closed (add a line with ```)")
         name, params = parse_fence(body, where)
@@ -144,4 +174,10 @@ def on_config(config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    return render_lab_fences(markdown, page.file.src_uri)
+    # MkDocs has cut the front matter (and the blank lines after it) off `markdown`.
+    try:
+        source = page.file.content_string
+    except (OSError, ValueError):
+        source = markdown
+    offset = source[: -len(markdown)].count("\n") if markdown and source.endswith(markdown) else 0
+    return render_lab_fences(markdown, page.file.src_uri, line_offset=offset)

@@ -16,6 +16,7 @@ import argparse
 import functools
 import os
 import sys
+import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -35,6 +36,9 @@ class SiteHandler(SimpleHTTPRequestHandler):
     site_url = "http://127.0.0.1:8000/"
     isolate = False
     quiet = False
+    gzip = True
+    stats: dict | None = None  # if a dict: {"bytes": body bytes sent, "requests": count}
+    stats_lock = threading.Lock()
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
@@ -48,7 +52,8 @@ class SiteHandler(SimpleHTTPRequestHandler):
         if path.name == "sitemap.xml" and path.is_file():
             return self._send_sitemap(path)
         gz = path.with_name(path.name + ".gz")
-        if path.is_file() and gz.is_file() and "gzip" in self.headers.get("Accept-Encoding", ""):
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if self.gzip and accepts and path.is_file() and gz.is_file():
             return self._send_file(gz, self.guess_type(str(path)), encoding="gzip")
         return super().do_GET()
 
@@ -70,6 +75,19 @@ class SiteHandler(SimpleHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+            self._count(len(body))
+
+    def copyfile(self, source, outputfile):
+        start = source.tell()
+        super().copyfile(source, outputfile)
+        self._count(source.tell() - start)
+
+    def _count(self, n: int):
+        if self.stats is None:
+            return
+        with self.stats_lock:
+            self.stats["bytes"] = self.stats.get("bytes", 0) + n
+            self.stats["requests"] = self.stats.get("requests", 0) + 1
 
     def log_message(self, format, *args):
         if not self.quiet:
@@ -77,12 +95,16 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
 
 def make_server(directory: str | os.PathLike, port: int = 0, site_url: str | None = None,
-                isolate: bool = False, quiet: bool = True) -> ThreadingHTTPServer:
-    """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started."""
+                isolate: bool = False, quiet: bool = True, gzip: bool = True,
+                stats: dict | None = None) -> ThreadingHTTPServer:
+    """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started.
+
+    ``gzip=False`` ignores the precompressed files; a ``stats`` dict is filled with the
+    bytes and requests served (for benchmarks)."""
     directory = Path(directory)
     if not (directory / "index.html").is_file():
         raise SystemExit(f"serve: {directory}/index.html not found: build the site first (make build)")
-    attrs = {"isolate": isolate, "quiet": quiet}
+    attrs = {"isolate": isolate, "quiet": quiet, "gzip": gzip, "stats": stats}
     if site_url:
         attrs["site_url"] = site_url
     handler = type("Handler", (SiteHandler,), attrs)

@@ -40,6 +40,7 @@
       this.widget = widgets[this.lab].mount(this.body, this);
       this.widget.render(this.result);
       this._setStatus("initial");
+      performance.mark("lab:initial"); // read by build_scripts/bench.py
 
       this.onRuntime = () => this._showRuntime();
       runtime.addEventListener("change", this.onRuntime);
@@ -48,14 +49,10 @@
       this.observer = new IntersectionObserver((entries) => {
         if (entries.some((e) => e.isIntersecting)) {
           this.observer.disconnect();
-          runtime.start(this.runtimeConfig());
+          runtime.start();
         }
       });
       this.observer.observe(root);
-    }
-
-    runtimeConfig() {
-      return runtime.config;
     }
 
     /** Ask for a recompute with `changes` merged into the parameters. */
@@ -82,6 +79,7 @@
           this.lastComputeMs = out.compute_ms;
           this.widget.render(out.result);
           this._setStatus("live");
+          if (this.runs === 1) performance.mark("lab:first-recompute");
         } else {
           this.showError(out.error, out.param);
           this._setStatus("error");
@@ -92,6 +90,7 @@
       } finally {
         this.inFlight = false;
         this.root.dataset.runs = String(this.runs);
+        this.root.dispatchEvent(new CustomEvent("lab:done", { detail: { runs: this.runs } }));
       }
       this._pump();
     }
@@ -135,10 +134,9 @@
     // Instant navigation replaced the page: forget labs that left the document.
     mounted = mounted.filter((c) => (document.contains(c.root) ? true : (c.destroy(), false)));
     for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
-      const script = root.querySelector("script.attn-lab-data");
       let data;
       try {
-        data = JSON.parse(script.textContent);
+        data = JSON.parse(root.dataset.config);
       } catch (err) {
         root.textContent = "This lab's data is damaged; rebuild the site.";
         continue;

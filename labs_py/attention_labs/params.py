@@ -101,7 +101,10 @@ class Param:
                     raise bad
                 value = int(value)
         else:
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # an int too large for a float, e.g. from JSON or YAML
+                raise bad from None
             if not math.isfinite(value):
                 raise bad
         if not self.minimum <= value <= self.maximum:
@@ -121,7 +124,7 @@ def validate(schema: tuple[Param, ...], params: dict[str, Any] | None) -> dict[s
     if not isinstance(params, dict):
         raise LabParameterError(None, f"parameters must be a mapping, got {type(params).__name__}")
     known = {p.name: p for p in schema}
-    unknown = sorted(set(params) - set(known))
+    unknown = sorted(set(params) - set(known), key=str)  # YAML keys need not be str
     if unknown:
         raise LabParameterError(
             unknown[0],

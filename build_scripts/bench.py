@@ -1,0 +1,156 @@
+"""`make bench`: how fast the live lab is for a reader, in headless Chromium.
+
+Each cold run starts a new Chromium with an empty profile against the built site on a
+local server (build_scripts/serve.py), opens the lesson, scrolls to the lab and changes a
+control as soon as the lab appears, as an eager reader would. Reported per server mode
+(precompressed gzip on / off), median and range over the runs:
+
+- initial result: navigation start -> the build's precomputed result drawn;
+- Python ready: navigation start -> Pyodide + NumPy + labs wheel loaded in the worker;
+- first recompute: navigation start -> the first result computed in the browser drawn;
+- bytes: response bodies the server sent for the whole run.
+
+Then, in one warm page: the latency of one recompute (control change -> heatmap redrawn,
+including the worker round trip) at seq_len 8, 32 and 128, and the worker's share of it.
+The server sends COOP/COEP headers so the page's timers are not coarsened to 0.1 ms.
+This is a benchmark, not a test: it asserts nothing. Usage: python build_scripts/bench.py
+[--runs 5] [--out bench-results/lab.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build_scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from serve import make_server  # noqa: E402
+
+LESSON = "lessons/03-attention-pattern/"
+LAB = ".attn-lab"
+
+MARKS_JS = """() => {
+  const at = (name) => { const m = performance.getEntriesByName(name); return m.length ? m[0].startTime : null; };
+  return { initial: at('lab:initial'), firstRecompute: at('lab:first-recompute'),
+           ready: window.AttnLabs.runtime.timings.ready ?? null };
+}"""
+
+LATENCY_JS = """async ([seqLen, repeats]) => {
+  const root = document.querySelector('.attn-lab');
+  const lab = root.attnLab;
+  const tokens = Array.from({length: seqLen}, (_, i) => 'tok' + i);
+  const once = (params) => new Promise((resolve) => {
+    root.addEventListener('lab:done', () => resolve(), {once: true});
+    lab.update(params);
+  });
+  await once({tokens, seed: 0});  // first call at this size: not timed
+  const total = [], worker = [];
+  for (let i = 1; i <= repeats; i++) {
+    const t0 = performance.now();
+    await once({tokens, seed: i});
+    total.push(performance.now() - t0);
+    worker.push(lab.lastComputeMs);
+  }
+  return {total, worker};
+}"""
+
+
+def summary(values: list[float], unit: str = "ms", scale: float = 1.0) -> str:
+    v = [x * scale for x in values]
+    return f"{statistics.median(v):.1f} {unit} ({min(v):.1f}–{max(v):.1f})"
+
+
+def cold_run(pw, base: str, stats: dict) -> dict:
+    from conftest import CHROMIUM_ARGS, chromium_path
+
+    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        stats.clear()
+        page.goto(base + LESSON, wait_until="commit")
+        page.wait_for_selector(f"{LAB}[data-status=initial]", timeout=60_000)
+        page.locator(LAB).scroll_into_view_if_needed()
+        page.locator("input[id$='-causal']").check()
+        page.wait_for_function(f"() => document.querySelector('{LAB}').dataset.runs >= 1",
+                               timeout=120_000)
+        marks = page.evaluate(MARKS_JS)
+        marks["bytes"] = stats.get("bytes", 0)
+        marks["requests"] = stats.get("requests", 0)
+        return marks
+    finally:
+        browser.close()
+
+
+def latency(pw, base: str, repeats: int) -> dict:
+    from conftest import CHROMIUM_ARGS, chromium_path
+
+    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        page.goto(base + LESSON)
+        page.locator(LAB).scroll_into_view_if_needed()
+        page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=120_000)
+        return {n: page.evaluate(LATENCY_JS, [n, repeats]) for n in (8, 32, 128)}
+    finally:
+        browser.close()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark the live lab in headless Chromium.")
+    parser.add_argument("--runs", type=int, default=5, help="cold runs per server mode")
+    parser.add_argument("--repeats", type=int, default=30, help="recomputes per seq_len")
+    parser.add_argument("--out", default=str(ROOT / "bench-results" / "lab.md"))
+    args = parser.parse_args(argv)
+    if not (ROOT / "site" / "index.html").is_file():
+        print("bench: site/ is not built: run `make build`", file=sys.stderr)
+        return 1
+    from playwright.sync_api import sync_playwright
+
+    lines = [
+        "# Lab benchmark",
+        "",
+        f"Machine: {platform.machine()}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, {args.runs} cold runs per mode, headless Chromium, "
+        "local server (127.0.0.1). Median (min–max).",
+        "",
+        "| server | initial result | Python ready | first recompute | bytes | requests |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    with sync_playwright() as pw:
+        for mode, gzip in (("precompressed gzip", True), ("no compression", False)):
+            stats: dict = {}
+            httpd = make_server(ROOT / "site", 0, site_url=None, isolate=True, gzip=gzip, stats=stats)
+            threading.Thread(target=httpd.serve_forever, daemon=True).start()
+            base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+            runs = [cold_run(pw, base, stats) for _ in range(args.runs)]
+            col = lambda key: [r[key] for r in runs]  # noqa: E731
+            lines.append(
+                f"| {mode} | {summary(col('initial'))} | {summary(col('ready'), 's', 1e-3)} | "
+                f"{summary(col('firstRecompute'), 's', 1e-3)} | "
+                f"{statistics.median(col('bytes')) / 1e6:.2f} MB | {statistics.median(col('requests')):.0f} |"
+            )
+            print(lines[-1], flush=True)
+            if gzip:
+                lat = latency(pw, base, args.repeats)
+            httpd.shutdown()
+    lines += ["", f"One recompute, control change -> redrawn ({args.repeats} repeats):", "",
+              "| seq_len | total | in the worker (Python + JSON) |", "| --- | --- | --- |"]
+    for n, r in lat.items():
+        lines.append(f"| {n} | {summary(r['total'])} | {summary(r['worker'])} |")
+    report = "\n".join(lines) + "\n"
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report, "utf-8")
+    print(report)
+    print(f"bench: written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

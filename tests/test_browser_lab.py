@@ -1,0 +1,191 @@
+"""The attention-pattern lab in a real headless Chromium, with real Pyodide and NumPy,
+against the built site on a local server."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_labs.labs import run_lab
+
+LESSON = "lessons/03-attention-pattern/"
+LAB = ".attn-lab"
+PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
+
+
+def lab_state(page) -> dict:
+    return page.evaluate(
+        """() => { const c = document.querySelector('.attn-lab').attnLab;
+                   return {params: c.params, result: c.result, runs: c.runs}; }"""
+    )
+
+
+def wait_for_runs(page, n: int):
+    page.wait_for_function(
+        f"() => Number(document.querySelector('{LAB}').dataset.runs || 0) >= {n}",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+
+
+def assert_same_as_cpython(state: dict):
+    expected = run_lab("attention_pattern", state["params"])["result"]
+    got = state["result"]
+    assert got["tokens"] == expected["tokens"]
+    np.testing.assert_allclose(got["weights"], expected["weights"], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got["entropy_bits"], expected["entropy_bits"], rtol=0, atol=1e-6)
+    assert got["top_key"] == expected["top_key"]
+
+
+def test_lesson_shows_prerendered_result_and_katex_before_python(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    state = lab_state(page)
+    assert state["runs"] == 0
+    assert_same_as_cpython(state)  # the build's CPython result, drawn without Pyodide
+    assert page.locator("canvas.attn-heatmap").count() == 1
+    assert page.locator(".katex").count() > 5, "KaTeX did not render the lesson's math"
+    assert page.locator(".attn-lab__table tbody tr").count() == 8
+
+
+def test_control_moved_before_python_is_ready_is_queued_then_computed(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    assert page.locator(LAB).get_attribute("data-runtime") in ("idle", "loading")
+    page.locator("input[id$='-causal']").check()  # before Python is ready
+    assert page.locator(LAB).get_attribute("data-status") == "queued"
+    wait_for_runs(page, 1)
+    state = lab_state(page)
+    assert state["params"]["causal"] is True
+    weights = np.array(state["result"]["weights"])
+    assert np.all(weights[np.triu_indices(8, 1)] == 0.0)
+    assert_same_as_cpython(state)
+    assert recorded.errors == []
+
+
+def test_each_control_recomputes_in_pyodide_equal_to_cpython(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.locator(LAB).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    steps = [
+        lambda: page.select_option("select[id$='-preset']", "previous_token"),
+        lambda: page.locator("input[id$='-scale']").uncheck(),
+        lambda: page.fill("input[id$='-temperature']", "2.5") or page.locator(
+            "input[id$='-temperature']").press("Enter"),
+        lambda: page.fill("input[id$='-d_head']", "16") or page.locator(
+            "input[id$='-d_head']").press("Enter"),
+        lambda: page.fill("input[id$='-tokens']", "a b c a b c <b>&\"x\"") or page.locator(
+            "input[id$='-tokens']").press("Enter"),
+        lambda: page.click("button.attn-lab__reseed"),
+    ]
+    for n, step in enumerate(steps, start=1):
+        step()
+        wait_for_runs(page, n)
+        assert_same_as_cpython(lab_state(page))
+    state = lab_state(page)
+    assert state["params"] | {"seed": 0} == {
+        "tokens": ["a", "b", "c", "a", "b", "c", '<b>&"x"'],
+        "preset": "previous_token", "temperature": 2.5, "causal": False,
+        "scale": False, "d_head": 16, "seed": 0,
+    }
+    assert state["params"]["seed"] == 1
+    # The token is text in the table, never HTML.
+    assert page.locator(".attn-lab__table td", has_text='<b>&"x"').count() >= 1
+    assert page.locator(".attn-lab__table b").count() == 0
+
+
+def test_invalid_values_show_a_message_and_the_lab_keeps_working(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.locator(LAB).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    error = page.locator(".attn-lab__error")
+
+    temperature = page.locator("input[id$='-temperature']")
+    temperature.fill("-3")
+    temperature.press("Enter")
+    assert error.is_visible() and "temperature" in error.inner_text()
+    assert temperature.get_attribute("aria-invalid") == "true"
+
+    # A value only Python can reject (a 40-character token) comes back as a message too.
+    tokens = page.locator("input[id$='-tokens']")
+    tokens.fill("short " + "x" * 40)
+    tokens.press("Enter")
+    page.wait_for_function("() => document.querySelector('.attn-lab').dataset.status === 'error'",
+                           timeout=PYTHON_TIMEOUT_MS)
+    assert "tokens[1]" in error.inner_text() and "32" in error.inner_text()
+    assert lab_state(page)["result"]["tokens"][0] == "The"  # the old drawing stays
+
+    tokens.fill("now it works again")
+    tokens.press("Enter")
+    temperature.fill("0.5")
+    temperature.press("Enter")
+    wait_for_runs(page, 2)
+    page.wait_for_function("() => document.querySelector('.attn-lab').dataset.status === 'live'")
+    assert error.is_hidden()
+    state = lab_state(page)
+    assert state["params"]["temperature"] == 0.5
+    assert state["result"]["tokens"] == ["now", "it", "works", "again"]
+    assert_same_as_cpython(state)
+    assert recorded.errors == []
+
+
+def test_heatmap_is_usable_with_keyboard_and_click(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    info = page.locator(".attn-lab__cell")
+    page.locator("canvas.attn-heatmap").focus()
+    page.keyboard.press("ArrowDown")  # selects (0, 0) first
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    result = lab_state(page)["result"]
+    assert "“fluffy” (1) → key “fluffy” (1)" in info.inner_text()
+    assert f"{result['weights'][1][1]:.4f}" in info.inner_text()
+    # Click the cell of query 2 ("blue"), key 0 ("The").
+    box = page.evaluate("""() => { const h = document.querySelector('.attn-lab').attnLab.widget.heatmap;
+        const L = h.layout; return {x: L.labelW + 0.5 * L.cell, y: L.labelH + 2.5 * L.cell}; }""")
+    page.locator("canvas.attn-heatmap").click(position=box)
+    assert "“blue” (2) → key “The” (0)" in info.inner_text()
+
+
+def test_lab_works_again_after_instant_navigation(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    page.evaluate("() => { window.__sameDocument = true; }")
+    page.click("a.md-footer__link--prev")  # "Previous: Home", an instant-navigation link
+    page.wait_for_selector("h1:has-text('Attention, hands-on')")
+    page.click("article a[href$='03-attention-pattern/']")
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    assert page.evaluate("() => window.__sameDocument") is True, "navigation reloaded the page"
+    assert page.locator(LAB).count() == 1
+    page.locator("input[id$='-scale']").uncheck()
+    wait_for_runs(page, 1)
+    assert_same_as_cpython(lab_state(page))
+    assert page.locator(".katex").count() > 5
+
+
+def test_every_request_goes_to_the_local_server(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.locator(LAB).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    page.locator("input[id$='-causal']").check()
+    wait_for_runs(page, 1)
+    assert any(u.endswith("pyodide.asm.wasm") for u in recorded.requests)
+    assert any("numpy-2.0.2" in u for u in recorded.requests)
+    assert recorded.external_requests() == []
+
+
+@pytest.mark.parametrize("scheme", ["slate", "default"])
+def test_lab_follows_the_palette(recorded, scheme):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+    bg = page.evaluate("() => getComputedStyle(document.querySelector('.attn-lab')).backgroundColor")
+    luminance = sum(int(c) for c in bg[bg.index("(") + 1 : bg.index(")")].split(",")[:3]) / 3
+    assert (luminance < 100) if scheme == "slate" else (luminance > 150), bg

@@ -1,0 +1,190 @@
+"""Every number and lab claim in the prose of docs/lessons/03-attention-pattern.md, computed
+here with attention_labs. Numeric claims are formatted and looked up verbatim in the lesson,
+so changing the prose or the code without the other fails a test."""
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from attention_labs import attention_logits, entropy_bits, softmax
+from attention_labs.labs import run_lab
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON_PATH = ROOT / "docs" / "lessons" / "03-attention-pattern.md"
+SOURCE = LESSON_PATH.read_text(encoding="utf-8")
+TEXT = re.sub(r"\s+", " ", SOURCE)  # prose wraps lines anywhere: compare with single spaces
+SCORES = (2, 1, 0.1)
+SEEDS = range(5)
+
+
+def claim(phrase):
+    """Assert `phrase` (whitespace-normalised) is in the lesson."""
+    phrase = re.sub(r"\s+", " ", phrase)
+    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+
+
+def triple(values):
+    return "\\((" + ", ".join(f"{v:.3f}" for v in values) + ")\\)"
+
+
+def lesson_lab_params():
+    """The parameters of the lesson's lab fence."""
+    (body,) = re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M)
+    params = yaml.safe_load(body)
+    assert params.pop("lab") == "attention_pattern"
+    return params
+
+
+def mean_entropy(**overrides):
+    """Mean row entropy of the lesson's lab, averaged over seeds 0..4."""
+    params = lesson_lab_params()
+    return float(np.mean([
+        np.mean(run_lab("attention_pattern", {**params, **overrides, "seed": seed})
+                ["result"]["entropy_bits"])
+        for seed in SEEDS
+    ]))
+
+
+# ----------------------------------------------------------------------------
+# softmax, entropy, temperature
+
+
+def test_softmax_example_weights():
+    weights = softmax(np.array(SCORES, dtype=float))
+    np.testing.assert_allclose(weights, [0.659, 0.242, 0.099], atol=5e-4)
+    claim(f"\\(s = ({', '.join(f'{s:g}' for s in SCORES)})\\)")
+    claim(f"Softmax gives the weights {triple(weights)}")
+    assert abs(weights[0] - 2 / 3) < 0.01  # "about two thirds of the budget"
+    claim("the best-matching key gets about two thirds of the budget")
+
+
+def test_softmax_example_entropy():
+    weights = softmax(np.array(SCORES, dtype=float))
+    entropy = float(entropy_bits(weights))
+    assert f"{entropy:.3f}" == "1.222"
+    claim(f"{triple(weights)}, has an entropy of {entropy:.3f} bits")
+
+
+@pytest.mark.parametrize(
+    "temperature,phrase",
+    [
+        (0.5, "With \\(T = 0.5\\) the same scores become {}: sharper."),
+        (2, "With \\(T = 2\\) they become {}: flatter."),
+    ],
+)
+def test_temperature_examples(temperature, phrase):
+    scores = np.array(SCORES, dtype=float)
+    weights = softmax(scores / temperature)
+    # the same through the lab's own logits: a 1-d "key" per score, no sqrt(d) scale
+    logits = attention_logits(np.ones((1, 1)), scores[:, None], scale=False,
+                              temperature=temperature)
+    np.testing.assert_allclose(softmax(logits)[0], weights, rtol=0, atol=1e-15)
+    claim(phrase.format(triple(weights)))
+    base = softmax(scores)
+    if temperature < 1:
+        assert weights[0] > base[0]  # sharper
+    else:
+        assert weights[0] < base[0]  # flatter
+    assert list(np.argsort(weights)) == list(np.argsort(base))  # order kept
+
+
+def test_temperature_limits():
+    scores = np.array(SCORES, dtype=float)
+    assert np.allclose(softmax(scores / 1000), 1 / 3, atol=1e-3)  # approaches uniform
+    assert softmax(scores / 0.01)[0] > 1 - 1e-12  # approaches all-or-nothing
+    claim("As \\(T\\) grows the row approaches uniform; as it shrinks towards 0 the row "
+          "approaches all-or-nothing on the top key.")
+
+
+def test_entropy_is_zero_on_one_key_and_log2_n_when_uniform():
+    n = 8
+    assert entropy_bits(np.eye(n)[3]) == 0.0
+    assert entropy_bits(np.full(n, 1 / n)) == pytest.approx(math.log2(n), abs=1e-12)
+    assert f"{math.log2(n):g}" == "3"
+    claim(f"{math.log2(n):g} bits for a sentence of {n} tokens")
+    claim("It is 0 bits when all the weight sits on one key")
+
+
+# ----------------------------------------------------------------------------
+# the sqrt(d_head) scale
+
+
+def test_dot_product_of_unit_variance_vectors_has_std_sqrt_d_head():
+    d_head = 64
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((20000, d_head))
+    k = rng.standard_normal((20000, d_head))
+    dots = np.einsum("nd,nd->n", q, k)
+    std = math.sqrt(d_head)
+    assert f"{std:g}" == "8"
+    assert abs(dots.std() / std - 1) < 0.03
+    claim(f"a standard deviation of {std:g} when \\(d_{{\\text{{head}}}} = {d_head}\\)")
+    # "Dividing by sqrt(d_head) brings the spread back to about 1"
+    assert abs((dots / std).std() - 1) < 0.03
+    claim("brings the spread back to about 1")
+
+
+# ----------------------------------------------------------------------------
+# the lab and "Things to try"
+
+
+def test_lesson_lab_fence_is_the_default_lab():
+    params = lesson_lab_params()
+    assert run_lab("attention_pattern", params) == run_lab("attention_pattern")
+
+
+def test_scale_off_collapses_rows():
+    on, off = mean_entropy(scale=True), mean_entropy(scale=False)
+    assert off < on / 3
+    params = lesson_lab_params()
+    collapsed = [
+        np.max(run_lab("attention_pattern", {**params, "scale": False, "seed": seed})
+               ["result"]["weights"], axis=-1) > 0.9
+        for seed in SEEDS
+    ]
+    assert np.mean(collapsed) > 0.5  # "most rows", with over 90% on one key
+    claim("Turn off the \\(\\sqrt{d_{\\text{head}}}\\) scale.** Most rows collapse onto a "
+          "single key and their entropy falls towards 0 bits.")
+
+
+def test_with_scale_entropy_barely_depends_on_d_head():
+    narrow, wide = mean_entropy(scale=True, d_head=16), mean_entropy(scale=True, d_head=256)
+    assert abs(wide - narrow) < 0.1 * narrow
+    claim("with it, the rows stay about as spread out as before")
+
+
+def test_without_scale_entropy_falls_as_d_head_grows():
+    entropies = [mean_entropy(scale=False, d_head=d) for d in (16, 64, 256)]
+    assert entropies[0] > entropies[1] > entropies[2]
+    claim("without it, they get sharper still")
+
+
+def test_causal_first_row_has_weight_one_and_zero_entropy():
+    params = lesson_lab_params()
+    for seed in SEEDS:
+        res = run_lab("attention_pattern", {**params, "causal": True, "seed": seed})["result"]
+        assert res["weights"][0][0] == 1.0
+        assert res["entropy_bits"][0] == 0.0
+        assert all(w == 0.0 for w in res["weights"][0][1:])
+    claim("The first row can only see itself, so its single weight is 1 and its entropy is "
+          "0 bits.")
+
+
+@pytest.mark.parametrize(
+    "preset,target",
+    [
+        ("previous_token", lambda i: max(i - 1, 0)),
+        ("first_token", lambda i: 0),
+        ("self", lambda i: i),
+    ],
+)
+def test_head_styles_look_for_one_position(preset, target):
+    params = {**lesson_lab_params(), "preset": preset}
+    top = run_lab("attention_pattern", params)["result"]["top_key"]
+    assert top == [target(i) for i in range(len(top))]
+    claim("*Previous token*, *first token* and *self* imitate heads found in real models: "
+          "each query looks for one particular position.")
