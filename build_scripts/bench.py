@@ -38,7 +38,9 @@ LAB = ".attn-lab"
 MARKS_JS = """() => {
   const at = (name) => { const m = performance.getEntriesByName(name); return m.length ? m[0].startTime : null; };
   return { initial: at('lab:initial'), firstRecompute: at('lab:first-recompute'),
-           ready: window.AttnLabs.runtime.timings.ready ?? null };
+           ready: window.AttnLabs.runtime.timings.ready ?? null,
+           ...Object.fromEntries(['start', 'step2', 'step3', 'step4'].map(
+             (k) => [k, window.AttnLabs.runtime.timings[k] ?? null])) };
 }"""
 
 LATENCY_JS = """async ([seqLen, repeats]) => {
@@ -122,6 +124,15 @@ def main(argv=None) -> int:
         "| server | initial result | Python ready | first recompute | bytes | requests |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
+    stages = [
+        "",
+        "Where the start-up goes (ms after navigation start, median (min–max)): the worker is",
+        "created when the lab scrolls into view; pyodide.js loaded; interpreter and NumPy",
+        "loaded (overlapped); labs wheel installed, imported and run once.",
+        "",
+        "| server | worker created | pyodide.js loaded | Python + NumPy loaded | ready |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     with sync_playwright() as pw:
         for mode, gzip in (("precompressed gzip", True), ("no compression", False)):
             stats: dict = {}
@@ -136,9 +147,14 @@ def main(argv=None) -> int:
                 f"{statistics.median(col('bytes')) / 1e6:.2f} MB | {statistics.median(col('requests')):.0f} |"
             )
             print(lines[-1], flush=True)
+            stages.append(
+                f"| {mode} | {summary(col('start'))} | {summary(col('step2'))} | "
+                f"{summary(col('step3'))} | {summary(col('step4'))} |"
+            )
             if gzip:
                 lat = latency(pw, base, args.repeats)
             httpd.shutdown()
+    lines += stages
     lines += ["", f"One recompute, control change -> redrawn ({args.repeats} repeats):", "",
               "| seq_len | total | in the worker (Python + JSON) |", "| --- | --- | --- |"]
     for n, r in lat.items():

@@ -10,8 +10,11 @@
 
 let ready = null; // a Promise of the run_lab_json function once everything is loaded
 
+// `at`: an absolute time (ms since the epoch), comparable with the page's clock.
+const now = () => performance.timeOrigin + performance.now();
+
 function progress(step, message) {
-  self.postMessage({ type: "progress", step, total: 4, message });
+  self.postMessage({ type: "progress", step, total: 4, message, at: now() });
 }
 
 async function fetchBytes(url, what) {
@@ -53,7 +56,7 @@ self.onmessage = async (event) => {
     if (ready) return;
     ready = init(msg);
     ready.then(
-      () => self.postMessage({ type: "ready" }),
+      () => self.postMessage({ type: "ready", at: now() }),
       (err) => self.postMessage({ type: "init-error", error: String(err && err.message ? err.message : err) })
     );
     return;

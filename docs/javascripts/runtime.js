@@ -63,6 +63,7 @@
     }
 
     _onMessage(msg) {
+      if (msg.at) this.timings[`step${msg.type === "ready" ? 4 : msg.step}`] = msg.at - performance.timeOrigin;
       if (msg.type === "progress") {
         this._setState("loading", msg);
       } else if (msg.type === "ready") {

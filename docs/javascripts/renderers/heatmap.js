@@ -25,7 +25,7 @@
       this.wrap = document.createElement("div");
       this.wrap.className = "attn-heatmap__scroll";
       this.wrap.append(this.canvas);
-      container.append(this.wrap);
+      container.append(this.wrap, this._colourBar());
       this.data = null;
       this.selected = null;
       this.canvas.addEventListener("click", (e) => this._onClick(e));
@@ -39,6 +39,23 @@
      * @param {{rowLabels: string[], colLabels: string[], values: number[][],
      *          masked?: boolean[][], rowNotes?: string[]}} data values in [0, 1]
      */
+    /** A legend: the colour map from weight 0 to 1 (decorative; values are in text). */
+    _colourBar() {
+      const bar = document.createElement("div");
+      bar.className = "attn-heatmap__legend";
+      bar.setAttribute("aria-hidden", "true");
+      const stops = Array.from({ length: 11 }, (_, i) => d3.interpolateViridis(i / 10));
+      const ramp = document.createElement("span");
+      ramp.className = "attn-heatmap__ramp";
+      ramp.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
+      const lo = document.createElement("span");
+      lo.textContent = "weight 0";
+      const hi = document.createElement("span");
+      hi.textContent = "1";
+      bar.append(lo, ramp, hi);
+      return bar;
+    }
+
     setData(data) {
       this.data = data;
       const n = data.rowLabels.length;
@@ -62,8 +79,11 @@
       const width = (s) => ctx.measureText(s).width;
       const labelW = Math.ceil(Math.max(...rowLabels.map(width))) + 10;
       const labelH = Math.ceil(Math.max(...colLabels.map(width))) + 10;
-      const noteW = rowNotes ? Math.ceil(Math.max(...rowNotes.map(width))) + 14 : 0;
-      const avail = Math.max(200, (this.wrap.clientWidth || 600) - labelW - noteW - 4);
+      const room = (this.wrap.clientWidth || 600) - labelW - 4;
+      let noteW = rowNotes ? Math.ceil(Math.max(...rowNotes.map(width))) + 14 : 0;
+      // On a narrow screen the cells matter more than the notes (the table has them too).
+      if (noteW && (room - noteW) / colLabels.length < 24) noteW = 0;
+      const avail = Math.max(160, room - noteW);
       const cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / colLabels.length)));
       return { labelW, labelH, noteW, cell };
     }
@@ -128,7 +148,7 @@
             ctx.fillText(v.toFixed(2), x + L.cell / 2, y + L.cell / 2);
           }
         }
-        if (rowNotes && L.cell >= 10) {
+        if (L.noteW && L.cell >= 10) {
           ctx.textAlign = "left";
           ctx.fillStyle = muted;
           ctx.fillText(rowNotes[q], L.labelW + m * L.cell + 8, y + L.cell / 2);
