@@ -14,9 +14,14 @@ PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
 
 
 def lab_state(page) -> dict:
+    """The lab's parameters and current result, typed arrays as lists (-inf as None)."""
     return page.evaluate(
         """() => { const c = document.querySelector('.attn-lab').attnLab;
-                   return {params: c.params, result: c.result, runs: c.runs}; }"""
+          const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v, (x) => Number.isFinite(x) ? x : null)
+            : Array.isArray(v) ? v.map(plain)
+            : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+            : v;
+          return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
     )
 
 
@@ -33,6 +38,8 @@ def assert_same_as_cpython(state: dict):
     assert got["tokens"] == expected["tokens"]
     np.testing.assert_allclose(got["weights"], expected["weights"], rtol=0, atol=1e-6)
     np.testing.assert_allclose(got["entropy_bits"], expected["entropy_bits"], rtol=0, atol=1e-6)
+    assert got["logits"] == [[v if v is None else pytest.approx(v, abs=1e-6) for v in row]
+                             for row in expected["logits"]]
     assert got["top_key"] == expected["top_key"]
 
 

@@ -1,6 +1,7 @@
 """Tests for the lab registry (attention_labs.labs) and the parameter schema (params.py):
 what the attention_pattern lab returns, and every way its parameters can be wrong."""
 
+import base64
 import json
 import math
 
@@ -274,11 +275,33 @@ def test_run_lab_json_reports_a_bad_parameter():
     assert "temperature" in out["error"]
 
 
+def unpack(value):
+    """The page's view of run_lab_json's packed float arrays, as plain lists."""
+    if isinstance(value, dict) and "__ndarray__" in value:
+        flat = np.frombuffer(base64.b64decode(value["__ndarray__"]), dtype="<f8")
+        array = flat.reshape(value["shape"])
+        return np.where(np.isfinite(array), array, None).tolist()
+    if isinstance(value, dict):
+        return {k: unpack(v) for k, v in value.items()}
+    return value
+
+
 def test_run_lab_json_returns_the_result_for_good_input():
     out = json.loads(run_lab_json(LAB, json.dumps({"causal": True})))
     assert out["ok"] is True
     del out["ok"]
-    assert out == run_lab(LAB, {"causal": True})
+    assert isinstance(out["result"]["weights"], dict)  # packed float64 bytes
+    assert unpack(out) == run_lab(LAB, {"causal": True})  # bit for bit
+
+
+def test_run_lab_json_packs_float_arrays_exactly_and_small():
+    tokens = [f"t{i}" for i in range(128)]
+    text = run_lab_json(LAB, json.dumps({"tokens": tokens}))
+    out = json.loads(text)
+    weights = np.frombuffer(base64.b64decode(out["result"]["weights"]["__ndarray__"]), "<f8")
+    assert out["result"]["weights"]["shape"] == [128, 128]
+    assert weights.tolist() == np.ravel(run_lab(LAB, {"tokens": tokens})["result"]["weights"]).tolist()
+    assert len(text) < 2 * 8 * 128 * 128 * 4 / 3 + 10_000  # two float64 grids in base64
 
 
 @pytest.mark.parametrize("text", ["{", "not json", ""])

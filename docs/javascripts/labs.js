@@ -148,7 +148,10 @@
       mounted.push(new LabController(root, data));
     }
   }
+  // Extra scripts sit at the end of <body>, so the placeholders are already parsed: draw
+  // the precomputed results now rather than after DOMContentLoaded. document$ then
+  // covers every later page of instant navigation (mounting is idempotent).
+  mountAll();
   if (typeof document$ !== "undefined") document$.subscribe(mountAll);
-  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
-  else mountAll();
+  else document.addEventListener("DOMContentLoaded", mountAll);
 })();

@@ -76,7 +76,7 @@
         if (!waiter) return;
         this.pending.delete(msg.id);
         if (msg.json !== undefined) {
-          const out = JSON.parse(msg.json);
+          const out = JSON.parse(msg.json, unpackArrays);
           out.compute_ms = msg.compute_ms;
           waiter.resolve(out);
         } else {
@@ -97,6 +97,26 @@
       this.progress = { step: progress.step, total: progress.total, message: progress.message };
       this.dispatchEvent(new CustomEvent("change", { detail: { state, progress: this.progress } }));
     }
+  }
+
+  /**
+   * JSON.parse reviver for float arrays packed by labs_py (attention_labs.labs._packed):
+   * {"__ndarray__": base64 float64 little-endian, "shape": [...]} becomes a Float64Array
+   * (1-D) or nested arrays of Float64Array rows, so `weights[q][k]` reads as usual.
+   * Masked entries arrive as -Infinity.
+   */
+  function unpackArrays(key, value) {
+    if (!value || typeof value !== "object" || typeof value.__ndarray__ !== "string") return value;
+    const bytes = Uint8Array.fromBase64
+      ? Uint8Array.fromBase64(value.__ndarray__)
+      : Uint8Array.from(atob(value.__ndarray__), (c) => c.charCodeAt(0));
+    const flat = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
+    const split = (data, shape) => {
+      if (shape.length <= 1) return data;
+      const size = data.length / shape[0];
+      return Array.from({ length: shape[0] }, (_, i) => split(data.subarray(i * size, (i + 1) * size), shape.slice(1)));
+    };
+    return split(flat, value.shape);
   }
 
   /** document.createElement with a class and text (text, never HTML). */

@@ -5,8 +5,11 @@
   "use strict";
   const { el, Heatmap } = window.AttnLabs;
 
+  // Masked entries: null in the build's JSON, -Infinity in results from the worker.
+  const isMasked = (x) => x === null || x === undefined || !Number.isFinite(x);
+
   function fmt(x, digits = 4) {
-    return x === null || x === undefined ? "masked" : Number(x).toFixed(digits);
+    return isMasked(x) ? "masked" : Number(x).toFixed(digits);
   }
 
   function mount(body, lab) {
@@ -129,7 +132,7 @@
       const w = result.weights[q][k];
       const logit = result.logits[q][k];
       cellInfo.textContent =
-        logit === null
+        isMasked(logit)
           ? `Query “${t[q]}” (${q}) cannot see key “${t[k]}” (${k}): masked, weight 0.`
           : `Query “${t[q]}” (${q}) → key “${t[k]}” (${k}): weight ${fmt(w)}, logit ${fmt(logit, 3)}. ` +
             `Row entropy ${fmt(result.entropy_bits[q], 3)} bits of at most ${fmt(result.max_entropy_bits[q], 3)}.`;
@@ -142,7 +145,7 @@
         rowLabels: t,
         colLabels: t,
         values: res.weights,
-        masked: res.logits.map((row) => row.map((v) => v === null)),
+        masked: Array.from(res.logits, (row) => Array.from(row, isMasked)),
         rowNotes: res.top_key.map((k, q) => `→ ${t[k]} · ${res.entropy_bits[q].toFixed(2)} bits`),
       });
       const rows = t.map((token, q) => {

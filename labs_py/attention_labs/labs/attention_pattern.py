@@ -18,6 +18,7 @@ shows what it was made for.
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 
@@ -59,10 +60,13 @@ D_MODEL = 64  # width of the synthetic word embeddings of the content preset
 STRENGTH = 0.5  # how much of a positional query is the code it looks for
 
 
+@functools.lru_cache(maxsize=4096)  # a reader mostly changes knobs, not words
 def _word_embedding(token: str, seed: int) -> np.ndarray:
     # crc32, not hash(): Python salts str hashes per process, and the page must match CPython.
     rng = np.random.default_rng([seed, zlib.crc32(token.casefold().encode("utf-8"))])
-    return rng.standard_normal(D_MODEL)
+    vector = rng.standard_normal(D_MODEL)
+    vector.flags.writeable = False  # shared by the cache
+    return vector
 
 
 def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
@@ -91,10 +95,11 @@ def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
 def compute(params: dict) -> dict:
     """The lab's result for validated ``params`` (see :data:`SCHEMA`).
 
-    Returns a JSON-able dict: ``tokens``; ``logits`` and ``weights`` as (seq_len, seq_len)
-    nested lists indexed [query, key] (masked logits are ``None``); per query
+    Returns ``tokens``; ``logits`` and ``weights`` as (seq_len, seq_len) float64 arrays
+    indexed [query, key] (masked logits are -inf, their weights exactly 0); per query
     ``entropy_bits``, ``max_entropy_bits`` (log2 of the number of visible keys) and
-    ``top_key`` (index of the largest weight, the earliest on ties).
+    ``top_key`` (index of the largest weight, the earliest on ties). See
+    :func:`..run_lab` for the JSON forms.
     """
     tokens = params["tokens"]
     seq_len = len(tokens)
@@ -102,15 +107,11 @@ def compute(params: dict) -> dict:
     logits = attention_logits(Q, K, scale=params["scale"], temperature=params["temperature"])
     mask = causal_mask(seq_len) if params["causal"] else np.ones((seq_len, seq_len), bool)
     weights = softmax(logits, where=mask)  # (seq_len, seq_len), rows sum to 1
-    visible = mask.sum(axis=-1)
     return {
         "tokens": list(tokens),
-        "logits": [
-            [float(v) if m else None for v, m in zip(row, mrow)]
-            for row, mrow in zip(logits, mask)
-        ],
-        "weights": weights.tolist(),
-        "entropy_bits": entropy_bits(weights).tolist(),
-        "max_entropy_bits": np.log2(visible).tolist(),
-        "top_key": weights.argmax(axis=-1).tolist(),
+        "logits": np.where(mask, logits, -np.inf),
+        "weights": weights,
+        "entropy_bits": entropy_bits(weights),
+        "max_entropy_bits": np.log2(mask.sum(axis=-1)),
+        "top_key": weights.argmax(axis=-1),
     }
