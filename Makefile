@@ -18,8 +18,8 @@ build: vendor wheel
 	$(BIN)/mkdocs build --strict --quiet
 	$(PY) build_scripts/compress.py site
 
-## test: every test (labs math vs PyTorch, build, headless Chromium)
-test: $(VENV)/.test-installed build
+## test: lint, then every test (labs math vs PyTorch, build, headless Chromium)
+test: $(VENV)/.test-installed build lint
 	$(PY) -m pytest
 
 ## bench: timings in headless Chromium against a local server (not a test)
@@ -35,8 +35,10 @@ wheel: $(VENV)/.site-installed
 	rm -rf docs/vendor/labs
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w docs/vendor/labs .
 
+## lint: ruff (lint and format check) on all Python
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check labs_py build_scripts tests
+	$(BIN)/ruff format --check labs_py build_scripts tests
 
 clean:
 	rm -rf site build docs/vendor

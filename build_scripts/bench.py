@@ -79,8 +79,9 @@ def cold_run(pw, base: str, stats: dict) -> dict:
         page.wait_for_selector(f"{LAB}[data-status=initial]", timeout=60_000)
         page.locator(LAB).scroll_into_view_if_needed()
         page.locator("input[id$='-causal']").check()
-        page.wait_for_function(f"() => document.querySelector('{LAB}').dataset.runs >= 1",
-                               timeout=120_000)
+        page.wait_for_function(
+            f"() => document.querySelector('{LAB}').dataset.runs >= 1", timeout=120_000
+        )
         marks = page.evaluate(MARKS_JS)
         marks["bytes"] = stats.get("bytes", 0)
         marks["requests"] = stats.get("requests", 0)
@@ -136,11 +137,16 @@ def main(argv=None) -> int:
     with sync_playwright() as pw:
         for mode, gzip in (("precompressed gzip", True), ("no compression", False)):
             stats: dict = {}
-            httpd = make_server(ROOT / "site", 0, site_url=None, isolate=True, gzip=gzip, stats=stats)
+            httpd = make_server(
+                ROOT / "site", 0, site_url=None, isolate=True, gzip=gzip, stats=stats
+            )
             threading.Thread(target=httpd.serve_forever, daemon=True).start()
             base = f"http://127.0.0.1:{httpd.server_address[1]}/"
             runs = [cold_run(pw, base, stats) for _ in range(args.runs)]
-            col = lambda key: [r[key] for r in runs]  # noqa: E731
+
+            def col(key, runs=runs):
+                return [r[key] for r in runs]
+
             lines.append(
                 f"| {mode} | {summary(col('initial'))} | {summary(col('ready'), 's', 1e-3)} | "
                 f"{summary(col('firstRecompute'), 's', 1e-3)} | "
@@ -155,8 +161,13 @@ def main(argv=None) -> int:
                 lat = latency(pw, base, args.repeats)
             httpd.shutdown()
     lines += stages
-    lines += ["", f"One recompute, control change -> redrawn ({args.repeats} repeats):", "",
-              "| seq_len | total | in the worker (Python + JSON) |", "| --- | --- | --- |"]
+    lines += [
+        "",
+        f"One recompute, control change -> redrawn ({args.repeats} repeats):",
+        "",
+        "| seq_len | total | in the worker (Python + JSON) |",
+        "| --- | --- | --- |",
+    ]
     for n, r in lat.items():
         lines.append(f"| {n} | {summary(r['total'])} | {summary(r['worker'])} |")
     report = "\n".join(lines) + "\n"

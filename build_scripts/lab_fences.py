@@ -9,9 +9,9 @@ A fence such as
 
 is parsed as YAML, validated against the lab's parameter schema, computed once here in
 CPython with the same ``attention_labs`` code the browser runs, and replaced by a
-``<div class="attn-lab" data-config="...">`` holding the parameters and that initial result, so the page
-shows the result before any Python loads in the browser. A bad fence fails the build
-with ``file:line: what is wrong``.
+``<div class="attn-lab" data-config="...">`` holding the parameters and that initial
+result, so the page shows the result before any Python loads in the browser. A bad
+fence fails the build with ``file:line: what is wrong``.
 """
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ import re
 from pathlib import Path
 
 import yaml
-from mkdocs.exceptions import PluginError
-
 from attention_labs.labs import LabParameterError, lab_schema, run_lab
+from mkdocs.exceptions import PluginError
 
 log = logging.getLogger("mkdocs.hooks.lab_fences")
 
@@ -60,7 +59,7 @@ def find_lab_fences(markdown: str):
         while j < len(lines) and not close.match(lines[j]):
             j += 1
         if m["info"] == "lab":
-            body = "\n".join(line[len(indent):] for line in lines[i + 1 : j])
+            body = "\n".join(line[len(indent) :] for line in lines[i + 1 : j])
             yield i, (j + 1 if j < len(lines) else None), indent, body, i + 1
         i = j + 1
 

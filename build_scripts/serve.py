@@ -94,21 +94,31 @@ class SiteHandler(SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def make_server(directory: str | os.PathLike, port: int = 0, site_url: str | None = None,
-                isolate: bool = False, quiet: bool = True, gzip: bool = True,
-                stats: dict | None = None) -> ThreadingHTTPServer:
+def make_server(
+    directory: str | os.PathLike,
+    port: int = 0,
+    site_url: str | None = None,
+    isolate: bool = False,
+    quiet: bool = True,
+    gzip: bool = True,
+    stats: dict | None = None,
+) -> ThreadingHTTPServer:
     """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started.
 
     ``gzip=False`` ignores the precompressed files; a ``stats`` dict is filled with the
     bytes and requests served (for benchmarks)."""
     directory = Path(directory)
     if not (directory / "index.html").is_file():
-        raise SystemExit(f"serve: {directory}/index.html not found: build the site first (make build)")
+        raise SystemExit(
+            f"serve: {directory}/index.html not found: build the site first (make build)"
+        )
     attrs = {"isolate": isolate, "quiet": quiet, "gzip": gzip, "stats": stats}
     if site_url:
         attrs["site_url"] = site_url
     handler = type("Handler", (SiteHandler,), attrs)
-    return ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
+    return ThreadingHTTPServer(
+        ("127.0.0.1", port), functools.partial(handler, directory=str(directory))
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,8 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = make_server(args.dir, args.port, args.site_url, args.isolate, quiet=False)
     except OSError as err:
-        print(f"serve: cannot listen on 127.0.0.1:{args.port}: {err.strerror}. "
-              "Try another port: make serve PORT=8001", file=sys.stderr)
+        print(
+            f"serve: cannot listen on 127.0.0.1:{args.port}: {err.strerror}. "
+            "Try another port: make serve PORT=8001",
+            file=sys.stderr,
+        )
         return 1
     host, port = server.server_address[:2]
     print(f"Serving {args.dir}/ at http://{host}:{port}/  (Ctrl+C to stop)", flush=True)

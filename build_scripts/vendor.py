@@ -34,8 +34,8 @@ import tarfile
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_LOCK = HERE / "vendor-lock.json"
@@ -98,9 +98,7 @@ def verify_file(path: os.PathLike | str, sha256: str, *, what: str = "") -> None
     reason = file_status(path, sha256)
     if reason is not None:
         prefix = f"{what}: " if what else ""
-        raise VendorError(
-            f"{prefix}{show(path)}: {reason}; delete it and rerun {RERUN}"
-        )
+        raise VendorError(f"{prefix}{show(path)}: {reason}; delete it and rerun {RERUN}")
 
 
 def _check_relpath(rel: str) -> None:
@@ -109,8 +107,15 @@ def _check_relpath(rel: str) -> None:
         raise VendorError(f"vendor-lock.json: unsafe destination path {rel!r}")
 
 
-def write_stream_atomic(src, target: Path, sha256: str, *, what: str, member: str,
-                        archive: os.PathLike | str = "the cached archive") -> None:
+def write_stream_atomic(
+    src,
+    target: Path,
+    sha256: str,
+    *,
+    what: str,
+    member: str,
+    archive: os.PathLike | str = "the cached archive",
+) -> None:
     """Copy the binary stream `src` to `target` via a temp file in the same folder.
 
     The temp file replaces `target` only if its sha256 equals `sha256`, so a wrong file
@@ -200,8 +205,9 @@ def extract_members(
                 src = tar.extractfile(info)
                 assert src is not None
                 with src:
-                    write_stream_atomic(src, dest / rel, pins[rel], what=what, member=member,
-                                        archive=tarball)
+                    write_stream_atomic(
+                        src, dest / rel, pins[rel], what=what, member=member, archive=tarball
+                    )
                 written.append(dest / rel)
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise VendorError(
@@ -234,8 +240,9 @@ def extract_zip_members(
                         f"rerun {RERUN}"
                     )
                 with zf.open(member) as src:
-                    write_stream_atomic(src, dest / rel, pins[rel], what=what, member=member,
-                                        archive=archive)
+                    write_stream_atomic(
+                        src, dest / rel, pins[rel], what=what, member=member, archive=archive
+                    )
                 written.append(dest / rel)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise VendorError(
@@ -285,8 +292,7 @@ def check_wheel_against_lock(
 # --------------------------------------------------------------------------- downloads
 
 
-_BORING = ("a complete log", "syscall", "errno", "path ", "code ", "notice", "warning:",
-           "warn ")
+_BORING = ("a complete log", "syscall", "errno", "path ", "code ", "notice", "warning:", "warn ")
 
 
 def error_summary(output: str, limit: int = 300) -> str:
@@ -298,10 +304,10 @@ def error_summary(output: str, limit: int = 300) -> str:
         body = ln
         for prefix in ("npm error ", "npm ERR! ", "ERROR: ", "error: "):
             if body.startswith(prefix):
-                body = body[len(prefix):].strip()
+                body = body[len(prefix) :].strip()
                 break
         if body.startswith("code ") and not code:
-            code = body[len("code "):]
+            code = body[len("code ") :]
         if not body or body.lower().startswith(_BORING):
             continue
         picked.append(body)
@@ -340,8 +346,15 @@ def download_npm(spec: str, workdir: Path, *, what: str) -> Path:
             f"{what}: npm not found: install Node.js 20+ (with npm) and rerun {RERUN}"
         )
     workdir = workdir.resolve()
-    cmd = [npm, "pack", spec, "--pack-destination", str(workdir), "--ignore-scripts",
-           "--loglevel=error"]
+    cmd = [
+        npm,
+        "pack",
+        spec,
+        "--pack-destination",
+        str(workdir),
+        "--ignore-scripts",
+        "--loglevel=error",
+    ]
     _run_tool(cmd, what=what, tool="npm", hint="install Node.js 20+", cwd=workdir)
     found = sorted(workdir.glob("*.tgz"))
     if len(found) != 1:
@@ -352,11 +365,24 @@ def download_npm(spec: str, workdir: Path, *, what: str) -> Path:
 def download_pypi(requirement: str, workdir: Path, *, what: str) -> Path:
     """`python -m pip download --no-deps <requirement>` into `workdir`."""
     workdir = workdir.resolve()
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--progress-bar", "off", "-q",
-           "-d", str(workdir), requirement]
-    _run_tool(cmd, what=what, tool="pip",
-              hint=f"pip is not available for {sys.executable}", cwd=workdir)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        "-q",
+        "-d",
+        str(workdir),
+        requirement,
+    ]
+    _run_tool(
+        cmd, what=what, tool="pip", hint=f"pip is not available for {sys.executable}", cwd=workdir
+    )
     found = sorted(p for p in workdir.iterdir() if p.suffix == ".whl")
     if len(found) != 1:
         raise VendorError(
@@ -379,8 +405,14 @@ def cache_path(cache: Path, source: dict) -> Path:
     return cache / source["type"] / source["file"]
 
 
-def fetch_source(source: dict, cache: Path, *, what: str, log: Log = _log,
-                 download: Callable[..., Path] = _download) -> Path:
+def fetch_source(
+    source: dict,
+    cache: Path,
+    *,
+    what: str,
+    log: Log = _log,
+    download: Callable[..., Path] = _download,
+) -> Path:
     """Return the cached archive for `source`, downloading it if absent or wrong."""
     target = cache_path(cache, source)
     expected = source["sha256"]
@@ -388,8 +420,10 @@ def fetch_source(source: dict, cache: Path, *, what: str, log: Log = _log,
         actual = sha256_file(target)
         if actual == expected:
             return target
-        log(f"vendor: {what}: cached {show(target)} has sha256 {actual}, expected {expected}; "
-            f"downloading again")
+        log(
+            f"vendor: {what}: cached {show(target)} has sha256 {actual}, expected {expected}; "
+            f"downloading again"
+        )
         target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     src_name = source.get("spec") or source.get("requirement")
@@ -409,8 +443,10 @@ def fetch_source(source: dict, cache: Path, *, what: str, log: Log = _log,
         os.replace(got, target)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    log(f"vendor: {what}: downloaded {show(target)} "
-        f"({human_size(target.stat().st_size)}, {time.monotonic() - t0:.1f} s), sha256 ok")
+    log(
+        f"vendor: {what}: downloaded {show(target)} "
+        f"({human_size(target.stat().st_size)}, {time.monotonic() - t0:.1f} s), sha256 ok"
+    )
     return target
 
 
@@ -470,7 +506,7 @@ def build_manifest(lock: dict, dest: Path) -> dict:
         manifest["pyodide"] = entry
     if "numpy" in by_name:
         p = by_name["numpy"]
-        (wheel, spec), = p["files"].items()
+        ((wheel, spec),) = p["files"].items()
         manifest["numpy"] = {
             "version": p["version"],
             "wheel": wheel,
@@ -516,10 +552,11 @@ def problems(lock: dict, dest: Path) -> list[str]:
                 out.append(f"{pkg_label(pkg)}: {show(dest / rel)}: {reason}")
         chk = pkg.get("check_against_lock")
         if chk and not any(o.startswith(pkg_label(pkg)) for o in out):
-            (wheel, spec), = pkg["files"].items()
+            ((wheel, spec),) = pkg["files"].items()
             try:
-                check_wheel_against_lock(wheel, spec["sha256"], dest / chk["lock_file"],
-                                         chk.get("package", pkg["name"]))
+                check_wheel_against_lock(
+                    wheel, spec["sha256"], dest / chk["lock_file"], chk.get("package", pkg["name"])
+                )
             except VendorError as exc:
                 out.append(str(exc))
     mpath = dest / MANIFEST_NAME
@@ -531,18 +568,28 @@ def problems(lock: dict, dest: Path) -> list[str]:
     return out
 
 
-def vendor_package(pkg: dict, dest: Path, cache: Path, *, log: Log = _log,
-                   download: Callable[..., Path] = _download) -> bool:
+def vendor_package(
+    pkg: dict,
+    dest: Path,
+    cache: Path,
+    *,
+    log: Log = _log,
+    download: Callable[..., Path] = _download,
+) -> bool:
     """Bring one package's files in <dest> up to its pins. True if anything was written."""
     what = pkg_label(pkg)
     base = dest / pkg["dest"]
-    todo = {rel: spec for rel, spec in pkg["files"].items()
-            if file_status(base / rel, spec["sha256"]) is not None}
+    todo = {
+        rel: spec
+        for rel, spec in pkg["files"].items()
+        if file_status(base / rel, spec["sha256"]) is not None
+    }
     chk = pkg.get("check_against_lock")
     if chk:  # the pinned wheel must be the one the official lock names, before we place it
-        (wheel, spec), = pkg["files"].items()
-        check_wheel_against_lock(wheel, spec["sha256"], dest / chk["lock_file"],
-                                 chk.get("package", pkg["name"]))
+        ((wheel, spec),) = pkg["files"].items()
+        check_wheel_against_lock(
+            wheel, spec["sha256"], dest / chk["lock_file"], chk.get("package", pkg["name"])
+        )
     changed = False
     if todo:
         archive = fetch_source(pkg["source"], cache, what=what, log=log, download=download)
@@ -563,14 +610,22 @@ def vendor_package(pkg: dict, dest: Path, cache: Path, *, log: Log = _log,
     return changed
 
 
-def vendor(lock: dict, dest: Path, cache: Path, *, log: Log = _log,
-           download: Callable[..., Path] = _download) -> bool:
+def vendor(
+    lock: dict,
+    dest: Path,
+    cache: Path,
+    *,
+    log: Log = _log,
+    download: Callable[..., Path] = _download,
+) -> bool:
     """Make <dest> match the lock. True if anything was written."""
     dest, cache = Path(dest), Path(cache)
     n = sum(len(p["files"]) for p in lock["packages"])
     if not problems(lock, dest):
-        log(f"vendor: all {n} files in {show(dest)}/ match build_scripts/vendor-lock.json; "
-            f"nothing to do")
+        log(
+            f"vendor: all {n} files in {show(dest)}/ match build_scripts/vendor-lock.json; "
+            f"nothing to do"
+        )
         return False
     changed = False
     for pkg in lock["packages"]:
@@ -602,23 +657,41 @@ def check(lock: dict, dest: Path, *, log: Log = _log) -> bool:
 def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DEFAULT_LOCK) -> int:
     ap = argparse.ArgumentParser(
         description="Place pinned third-party browser runtime files (Pyodide, NumPy wheel, "
-                    "KaTeX, d3) into docs/vendor/.")
-    ap.add_argument("--dest", type=Path, default=DEFAULT_DEST,
-                    help="output folder (default: docs/vendor in the repository)")
-    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
-                    help="download cache (default: build/cache in the repository)")
-    ap.add_argument("--check", action="store_true",
-                    help="verify only: no downloads, exit 1 if anything is missing or wrong")
-    ap.add_argument("--lock", type=Path, default=Path(lock_path),
-                    help="pin file (default: build_scripts/vendor-lock.json)")
+        "KaTeX, d3) into docs/vendor/."
+    )
+    ap.add_argument(
+        "--dest",
+        type=Path,
+        default=DEFAULT_DEST,
+        help="output folder (default: docs/vendor in the repository)",
+    )
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help="download cache (default: build/cache in the repository)",
+    )
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="verify only: no downloads, exit 1 if anything is missing or wrong",
+    )
+    ap.add_argument(
+        "--lock",
+        type=Path,
+        default=Path(lock_path),
+        help="pin file (default: build_scripts/vendor-lock.json)",
+    )
     args = ap.parse_args(None if argv is None else list(argv))
     t0 = time.monotonic()
     try:
         lock = load_lock(args.lock)
         if args.check:
             if not check(lock, args.dest):
-                print(f"vendor: ERROR: {show(args.dest)}/ is incomplete or wrong; "
-                      f"run {RERUN}", file=sys.stderr)
+                print(
+                    f"vendor: ERROR: {show(args.dest)}/ is incomplete or wrong; run {RERUN}",
+                    file=sys.stderr,
+                )
                 return 1
             return 0
         vendor(lock, args.dest, args.cache)

@@ -33,8 +33,10 @@ def chromium_path() -> str:
         found = shutil.which(candidate)
         if found:
             return found
-    pytest.fail("Chromium not found: install Debian's package (apt-get install chromium); "
-                "the browser tests drive it with Playwright and download no browser.")
+    pytest.fail(
+        "Chromium not found: install Debian's package (apt-get install chromium); "
+        "the browser tests drive it with Playwright and download no browser."
+    )
 
 
 @pytest.fixture(scope="session")
@@ -80,8 +82,13 @@ class RecordedPage:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def external_requests(self) -> list[str]:
-        return [u for u in self.requests if not u.startswith(self.base) and not u.startswith("data:")
-                and not u.startswith("blob:")]
+        return [
+            u
+            for u in self.requests
+            if not u.startswith(self.base)
+            and not u.startswith("data:")
+            and not u.startswith("blob:")
+        ]
 
 
 @pytest.fixture

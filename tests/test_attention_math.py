@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-
 from attention_labs.attention import (
     attention_logits,
     causal_mask,
@@ -169,7 +168,9 @@ def test_multi_head_attention_equals_torch_multihead_attention(d_model, n_heads,
 
     with torch.no_grad():
         ref_out, ref_w = mha(
-            t(x), t(x), t(x),
+            t(x),
+            t(x),
+            t(x),
             attn_mask=None if mask is None else torch.from_numpy(~mask),  # torch: True = blocked
             need_weights=True,
             average_attn_weights=False,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from attention_labs.labs import run_lab
 
 LESSON = "lessons/03-attention-pattern/"
@@ -38,8 +37,9 @@ def assert_same_as_cpython(state: dict):
     assert got["tokens"] == expected["tokens"]
     np.testing.assert_allclose(got["weights"], expected["weights"], rtol=0, atol=1e-6)
     np.testing.assert_allclose(got["entropy_bits"], expected["entropy_bits"], rtol=0, atol=1e-6)
-    assert got["logits"] == [[v if v is None else pytest.approx(v, abs=1e-6) for v in row]
-                             for row in expected["logits"]]
+    assert got["logits"] == [
+        [v if v is None else pytest.approx(v, abs=1e-6) for v in row] for row in expected["logits"]
+    ]
     assert got["top_key"] == expected["top_key"]
 
 
@@ -79,12 +79,18 @@ def test_each_control_recomputes_in_pyodide_equal_to_cpython(recorded):
     steps = [
         lambda: page.select_option("select[id$='-preset']", "previous_token"),
         lambda: page.locator("input[id$='-scale']").uncheck(),
-        lambda: page.fill("input[id$='-temperature']", "2.5") or page.locator(
-            "input[id$='-temperature']").press("Enter"),
-        lambda: page.fill("input[id$='-d_head']", "16") or page.locator(
-            "input[id$='-d_head']").press("Enter"),
-        lambda: page.fill("input[id$='-tokens']", "a b c a b c <b>&\"x\"") or page.locator(
-            "input[id$='-tokens']").press("Enter"),
+        lambda: (
+            page.fill("input[id$='-temperature']", "2.5")
+            or page.locator("input[id$='-temperature']").press("Enter")
+        ),
+        lambda: (
+            page.fill("input[id$='-d_head']", "16")
+            or page.locator("input[id$='-d_head']").press("Enter")
+        ),
+        lambda: (
+            page.fill("input[id$='-tokens']", 'a b c a b c <b>&"x"')
+            or page.locator("input[id$='-tokens']").press("Enter")
+        ),
         lambda: page.click("button.attn-lab__reseed"),
     ]
     for n, step in enumerate(steps, start=1):
@@ -94,8 +100,12 @@ def test_each_control_recomputes_in_pyodide_equal_to_cpython(recorded):
     state = lab_state(page)
     assert state["params"] | {"seed": 0} == {
         "tokens": ["a", "b", "c", "a", "b", "c", '<b>&"x"'],
-        "preset": "previous_token", "temperature": 2.5, "causal": False,
-        "scale": False, "d_head": 16, "seed": 0,
+        "preset": "previous_token",
+        "temperature": 2.5,
+        "causal": False,
+        "scale": False,
+        "d_head": 16,
+        "seed": 0,
     }
     assert state["params"]["seed"] == 1
     # The token is text in the table, never HTML.
@@ -120,8 +130,10 @@ def test_invalid_values_show_a_message_and_the_lab_keeps_working(recorded):
     tokens = page.locator("input[id$='-tokens']")
     tokens.fill("short " + "x" * 40)
     tokens.press("Enter")
-    page.wait_for_function("() => document.querySelector('.attn-lab').dataset.status === 'error'",
-                           timeout=PYTHON_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => document.querySelector('.attn-lab').dataset.status === 'error'",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
     assert "tokens[1]" in error.inner_text() and "32" in error.inner_text()
     assert lab_state(page)["result"]["tokens"][0] == "The"  # the old drawing stays
 
@@ -193,6 +205,30 @@ def test_lab_follows_the_palette(recorded, scheme):
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
-    bg = page.evaluate("() => getComputedStyle(document.querySelector('.attn-lab')).backgroundColor")
+    bg = page.evaluate(
+        "() => getComputedStyle(document.querySelector('.attn-lab')).backgroundColor"
+    )
     luminance = sum(int(c) for c in bg[bg.index("(") + 1 : bg.index(")")].split(",")[:3]) / 3
     assert (luminance < 100) if scheme == "slate" else (luminance > 150), bg
+
+
+def test_python_that_cannot_load_says_so_and_retry_recovers(recorded):
+    page = recorded.page
+    # The reader's connection drops while NumPy downloads; later it is back.
+    recorded.context.route("**/numpy-2.0.2-*.whl", lambda route: route.abort())
+    page.goto(recorded.base + LESSON)
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    page.locator("input[id$='-causal']").check()  # queued while Python loads
+    page.wait_for_selector(f"{LAB}[data-runtime=failed]", timeout=PYTHON_TIMEOUT_MS)
+    status = page.locator(".attn-lab__status-text").inner_text()
+    assert "Python could not start" in status, status
+    assert page.locator(".attn-lab__error").is_visible()  # the queued change says why
+    assert lab_state(page)["result"]["tokens"][0] == "The"  # the drawing is still there
+    recorded.context.unroute("**/numpy-2.0.2-*.whl")
+    page.click("button.attn-lab__retry")
+    wait_for_runs(page, 1)  # the change made before the failure runs by itself
+    assert lab_state(page)["params"]["causal"] is True
+    assert page.locator(".attn-lab__error").is_hidden()
+    page.locator("input[id$='-causal']").uncheck()
+    wait_for_runs(page, 2)
+    assert_same_as_cpython(lab_state(page))

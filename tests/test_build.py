@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from attention_labs.labs import run_lab
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,9 +40,7 @@ def mkdocs_build(site_dir, config_file=None):
     if config_file is not None:
         cmd += ["-f", str(config_file)]
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     return proc, proc.stdout + proc.stderr
 
 
@@ -54,9 +51,9 @@ def project_copy(tmp_path, pages=None, nav=(), vendor=True):
     entries added to the Lessons section, and ``vendor=False`` leaves docs/vendor out
     (otherwise it is a symlink to the real one). Returns the config file's path."""
     docs = tmp_path / "docs"
-    shutil.copytree(ROOT / "docs", docs, ignore=lambda d, names: (
-        ["vendor"] if Path(d) == ROOT / "docs" else []
-    ))
+    shutil.copytree(
+        ROOT / "docs", docs, ignore=lambda d, names: ["vendor"] if Path(d) == ROOT / "docs" else []
+    )
     if vendor:
         (docs / "vendor").symlink_to(VENDOR, target_is_directory=True)
     for rel, text in (pages or {}).items():

@@ -12,10 +12,9 @@ from types import SimpleNamespace
 import markdown as md
 import pytest
 import yaml
+from attention_labs.labs import lab_schema, run_lab
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import meta
-
-from attention_labs.labs import lab_schema, run_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +57,7 @@ def site_markdown(text):
     extensions, settings = [], {}
     for item in config["markdown_extensions"]:
         if isinstance(item, dict):
-            (name, options), = item.items()
+            ((name, options),) = item.items()
             extensions.append(name)
             settings[name] = options or {}
         else:
@@ -125,14 +124,14 @@ def test_finds_tilde_fences_and_their_closing_tildes():
         tokens: ["```", b]
         ~~~
     """)
-    (start, end, _, body, line), = fences(text)
+    ((start, end, _, body, line),) = fences(text)
     assert (start, end, line) == (0, 4, 1)
     assert body == 'lab: attention_pattern\ntokens: ["```", b]'
 
 
 def test_a_longer_fence_closes_only_on_as_many_backticks():
     text = "````lab\nlab: attention_pattern\n```\n````\n"
-    (start, end, _, body, _), = fences(text)
+    ((start, end, _, body, _),) = fences(text)
     assert end == 4 and body == "lab: attention_pattern\n```"
 
 
@@ -154,13 +153,13 @@ def test_info_string_may_be_spaced_from_the_fence():
 
 
 def test_unclosed_lab_fence_has_no_end():
-    (_, end, _, _, line), = fences("Text\n\n```lab\nlab: attention_pattern\n")
+    ((_, end, _, _, line),) = fences("Text\n\n```lab\nlab: attention_pattern\n")
     assert end is None and line == 3
 
 
 def test_indented_fence_keeps_its_indent_and_dedents_its_body():
     text = '!!! tip "Try it"\n    ```lab\n    lab: attention_pattern\n      # comment\n    ```\n'
-    (start, end, indent, body, line), = fences(text)
+    ((start, end, indent, body, line),) = fences(text)
     assert (start, end, indent, line) == (1, 5, "    ", 2)
     assert body == "lab: attention_pattern\n  # comment"
 
@@ -303,8 +302,17 @@ BAD_FENCE_PREFIX = "# Title\n\nText.\n\n"  # the fence opens on line 5
         ("", "'lab:' key"),
     ],
     ids=[
-        "unknown lab", "bad temperature", "bad d_head", "bad token", "unknown parameter",
-        "invalid YAML", "invalid YAML mapping", "no lab key", "a list", "a scalar", "empty",
+        "unknown lab",
+        "bad temperature",
+        "bad d_head",
+        "bad token",
+        "unknown parameter",
+        "invalid YAML",
+        "invalid YAML mapping",
+        "no lab key",
+        "a list",
+        "a scalar",
+        "empty",
     ],
 )
 def test_bad_fence_fails_with_file_and_line(body, needle):
@@ -341,8 +349,7 @@ def test_first_bad_fence_of_several_is_reported_at_its_own_line():
 
 def test_error_in_an_admonition_names_the_fence_line():
     text = (
-        '!!! tip "x"\n    Text.\n\n'
-        "    ```lab\n    lab: attention_pattern\n    d_head: 1\n    ```\n"
+        '!!! tip "x"\n    Text.\n\n    ```lab\n    lab: attention_pattern\n    d_head: 1\n    ```\n'
     )
     assert fence_error(text, "a/b.md").startswith("docs/a/b.md:4: d_head must be")
 

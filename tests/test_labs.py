@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from attention_labs.labs import LABS, lab_schema, run_lab, run_lab_json, validate_params
 from attention_labs.params import LabParameterError
 
@@ -300,7 +299,9 @@ def test_run_lab_json_packs_float_arrays_exactly_and_small():
     out = json.loads(text)
     weights = np.frombuffer(base64.b64decode(out["result"]["weights"]["__ndarray__"]), "<f8")
     assert out["result"]["weights"]["shape"] == [128, 128]
-    assert weights.tolist() == np.ravel(run_lab(LAB, {"tokens": tokens})["result"]["weights"]).tolist()
+    assert (
+        weights.tolist() == np.ravel(run_lab(LAB, {"tokens": tokens})["result"]["weights"]).tolist()
+    )
     assert len(text) < 2 * 8 * 128 * 128 * 4 / 3 + 10_000  # two float64 grids in base64
 
 

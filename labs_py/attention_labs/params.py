@@ -65,9 +65,7 @@ class Param:
     def check(self, value: Any) -> Any:
         """Return ``value`` normalised (e.g. int 2 -> 2.0 for numbers) or raise
         :class:`LabParameterError` naming this parameter and what is allowed."""
-        bad = LabParameterError(
-            self.name, f"{self.name} must be {self.allowed()}, got {value!r}"
-        )
+        bad = LabParameterError(self.name, f"{self.name} must be {self.allowed()}, got {value!r}")
         if self.kind == "boolean":
             if not isinstance(value, bool):
                 raise bad

@@ -71,8 +71,10 @@ def _packed(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f":
             data = np.ascontiguousarray(value, dtype="<f8").tobytes()
-            return {"__ndarray__": base64.b64encode(data).decode("ascii"),
-                    "shape": list(value.shape)}
+            return {
+                "__ndarray__": base64.b64encode(data).decode("ascii"),
+                "shape": list(value.shape),
+            }
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
