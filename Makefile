@@ -51,8 +51,11 @@ $(VENV)/.site-installed: pyproject.toml constraints.txt | $(PY)
 	$(INSTALL) -e '.[site]'
 	touch $@
 
-# torch first, alone: the CPU build (a bare `torch` requirement would pull a CUDA build).
+# torch first, alone, so that nothing pulls a CUDA build (several GB). The project's
+# machines have the CPU wheel on disk; elsewhere pass the CPU index, e.g.
+#   make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+TORCH_PIP_ARGS ?=
 $(VENV)/.test-installed: $(VENV)/.site-installed
-	$(INSTALL) torch==2.13.0
+	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
 	$(INSTALL) -e '.[site,test]'
 	touch $@

@@ -89,6 +89,11 @@ class SiteHandler(SimpleHTTPRequestHandler):
             self.stats["bytes"] = self.stats.get("bytes", 0) + n
             self.stats["requests"] = self.stats.get("requests", 0) + 1
 
+    def log_request(self, code="-", size="-"):
+        # Only failures: a page load makes ~30 requests that would bury the address.
+        if not self.quiet and str(code)[:1] in ("4", "5"):
+            super().log_request(code, size)
+
     def log_message(self, format, *args):
         if not self.quiet:
             super().log_message(format, *args)

@@ -428,6 +428,8 @@ def fetch_source(
     target.parent.mkdir(parents=True, exist_ok=True)
     src_name = source.get("spec") or source.get("requirement")
     log(f"vendor: {what}: downloading {src_name} ({source['type']}) ...")
+    if source.get("why"):
+        log(f"vendor:   ({source['why']})")
     t0 = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix=".download.", dir=target.parent))
     try:

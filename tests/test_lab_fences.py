@@ -292,7 +292,7 @@ BAD_FENCE_PREFIX = "# Title\n\nText.\n\n"  # the fence opens on line 5
         ("lab: no_such_lab", "unknown lab 'no_such_lab'; known labs: attention_pattern"),
         ("lab: attention_pattern\ntemperature: -1", "temperature must be"),
         ("lab: attention_pattern\nd_head: 3.5", "d_head must be"),
-        ("lab: attention_pattern\ntokens: [The, 5]", "tokens[1]"),
+        ("lab: attention_pattern\ntokens: [The, 5]", "token 2 of 2"),
         ("lab: attention_pattern\ntemprature: 2", "unknown parameter 'temprature'"),
         ("lab: attention_pattern\ntemperature: [1", "not valid YAML"),
         ("lab: attention_pattern\n  causal: : true", "not valid YAML"),

@@ -233,7 +233,7 @@ def test_bad_tokens_are_rejected(bad):
 
 
 def test_bad_token_message_names_its_index():
-    assert "tokens[1]" in raises({"tokens": ["ok", 5]}, "tokens")
+    assert "token 2 of 2" in raises({"tokens": ["ok", 5]}, "tokens")
 
 
 def test_token_limits_are_inclusive():

@@ -9,6 +9,7 @@
 
   const MIN_CELL = 6;
   const MAX_CELL = 44;
+  const MAX_LABEL = 12; // characters of a token drawn as an axis label
 
   class Heatmap {
     /**
@@ -57,6 +58,9 @@
     }
 
     setData(data) {
+      // Long tokens are shortened on the canvas only; the text around it has them whole.
+      const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
+      data = { ...data, rowLabels: data.rowLabels.map(short), colLabels: data.colLabels.map(short) };
       this.data = data;
       const n = data.rowLabels.length;
       const m = data.colLabels.length;
@@ -92,7 +96,7 @@
       if (!this.data) return;
       const style = getComputedStyle(document.body);
       const fg = style.getPropertyValue("--md-default-fg-color").trim() || "#222";
-      const muted = style.getPropertyValue("--md-default-fg-color--lighter").trim() || "#999";
+      const muted = style.getPropertyValue("--md-default-fg-color--light").trim() || "#777";
       const accent = style.getPropertyValue("--md-accent-fg-color").trim() || "#ff6e42";
       this.font = `13px ${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`;
       const ctx = this.canvas.getContext("2d");

@@ -25,8 +25,10 @@
       input.id = id(name);
       lbl.htmlFor = input.id;
       input.title = spec[name].description;
-      wrap.append(lbl, input);
-      if (extra) wrap.append(extra);
+      const row = el("div", "attn-lab__inputs");
+      row.append(input);
+      if (extra) row.append(extra);
+      wrap.append(lbl, row);
       controls.append(wrap);
       inputs[name] = input;
       return input;
@@ -37,6 +39,10 @@
     tokens.type = "text";
     tokens.value = lab.params.tokens.join(" ");
     tokens.spellcheck = false;
+    const hint = el("small", "attn-lab__hint", "Separate tokens with spaces; press Enter to apply.");
+    hint.id = id("tokens-hint");
+    tokens.setAttribute("aria-describedby", hint.id);
+    tokens.parentElement.after(hint);
     tokens.addEventListener("change", () => {
       lab.update({ tokens: tokens.value.trim().split(/\s+/).filter(Boolean) });
     });
@@ -51,18 +57,29 @@
     preset.value = lab.params.preset;
     preset.addEventListener("change", () => lab.update({ preset: preset.value }));
 
-    // Temperature: a slider and a number box that mirror each other.
+    // Temperature: a number box and a slider that mirror each other. The slider is
+    // logarithmic over the whole allowed range, so 0.1 -> 1 is as long as 1 -> 10.
     const tSpec = spec.temperature;
     const slider = el("input");
-    Object.assign(slider, { type: "range", min: tSpec.minimum, max: 3, step: 0.05, value: lab.params.temperature });
-    slider.setAttribute("aria-label", "Temperature slider");
+    Object.assign(slider, { type: "range", min: Math.log10(tSpec.minimum), max: Math.log10(tSpec.maximum), step: 0.01 });
+    slider.value = Math.log10(lab.params.temperature);
+    slider.setAttribute("aria-label", "Temperature (logarithmic slider)");
+    const fromSlider = () => Math.min(tSpec.maximum, Math.max(tSpec.minimum, Number((10 ** slider.value).toPrecision(2))));
+    slider.setAttribute("aria-valuetext", String(lab.params.temperature));
     const tBox = field("temperature", "Temperature", el("input"), slider);
     Object.assign(tBox, { type: "number", min: tSpec.minimum, max: tSpec.maximum, step: "any", value: lab.params.temperature });
     slider.addEventListener("input", () => {
-      tBox.value = slider.value;
-      lab.update({ temperature: Number(slider.value) });
+      const t = fromSlider();
+      tBox.value = t;
+      slider.setAttribute("aria-valuetext", String(t));
+      lab.update({ temperature: t });
     });
-    tBox.addEventListener("change", () => numberChanged(tBox, "temperature", () => (slider.value = tBox.value)));
+    tBox.addEventListener("change", () =>
+      numberChanged(tBox, "temperature", () => {
+        slider.value = Math.log10(Number(tBox.value));
+        slider.setAttribute("aria-valuetext", tBox.value);
+      })
+    );
 
     // d_head.
     const dSpec = spec.d_head;
@@ -79,7 +96,7 @@
       const lbl = el("label");
       box.id = id(name);
       lbl.htmlFor = box.id;
-      lbl.append(box, document.createTextNode(` ${label}`));
+      lbl.append(box, el("span", null, label));
       box.title = spec[name].description;
       wrap.append(lbl);
       controls.append(wrap);
@@ -93,11 +110,15 @@
     reseed.addEventListener("click", () => lab.update({ seed: (lab.params.seed + 1) % spec.seed.maximum }));
     controls.append(reseed);
 
-    /** Send a typed number only if the browser's constraint check passes; else explain. */
+    /** Send a typed number only if it is within the schema's limits; else explain. */
     function numberChanged(input, name, after) {
+      // The input's own constraint check (min, max, step from the schema) decides; the
+      // message is worded like the Python side's, whatever the browser's language.
       if (input.value === "" || !input.checkValidity()) {
-        const why = input.validationMessage || "Enter a number.";
-        lab.showError(`${name}: ${why} Allowed: ${spec[name].minimum} to ${spec[name].maximum}.`, name);
+        const p = spec[name];
+        const kind = p.kind === "integer" ? "a whole number" : "a number";
+        const got = input.value === "" ? "" : `, got ${input.value}`;
+        lab.showError(`${name} must be ${kind} from ${p.minimum} to ${p.maximum}${got}`, name);
         return;
       }
       if (after) after();
@@ -114,15 +135,28 @@
     cellInfo.textContent = "Click a cell, or focus the heatmap and use the arrow keys, to read its weight.";
 
     const details = el("details", "attn-lab__table");
-    const summary = el("summary", null, "Table: the key each query attends to most, and its entropy");
+    const summary = el("summary", null, "Show as a table: each query's top key and entropy (bits)");
     const table = el("table");
     const head = el("tr");
-    for (const h of ["Query", "Most-attended key", "Weight", "Entropy (bits)", "Maximum (bits)"]) head.append(el("th", null, h));
+    for (const [h, title] of [
+      ["Query", "The query token (row of the heatmap)"],
+      ["Top key", "The key this query gives the most weight to"],
+      ["Weight", "That key's weight"],
+      ["Entropy", "Entropy of the row, in bits"],
+      ["Max", "The largest entropy possible for this row: log2 of the number of visible keys"],
+    ]) {
+      const th = el("th", null, h);
+      th.title = title;
+      th.scope = "col";
+      head.append(th);
+    }
     const thead = el("thead");
     thead.append(head);
     const tbody = el("tbody");
     table.append(thead, tbody);
-    details.append(summary, table);
+    const scroller = el("div", "attn-lab__table-scroll");
+    scroller.append(table);
+    details.append(summary, scroller);
     body.append(controls, figure, cellInfo, details);
 
     let result = null;
