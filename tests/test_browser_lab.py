@@ -235,3 +235,16 @@ def test_python_that_cannot_load_says_so_and_retry_recovers(recorded):
     page.locator("input[id$='-causal']").uncheck()
     wait_for_runs(page, 2)
     assert_same_as_cpython(lab_state(page))
+
+
+def test_python_is_not_downloaded_until_the_lab_comes_near_view(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    top = page.evaluate("() => document.querySelector('.attn-lab').getBoundingClientRect().top")
+    assert top > 1.5 * 900, "the lab should start below the fold for this test"
+    page.wait_for_timeout(1500)
+    assert page.locator(LAB).get_attribute("data-runtime") == "idle"
+    assert not any("pyodide" in u for u in recorded.requests)
+    page.locator(LAB).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)

@@ -51,13 +51,17 @@
       };
       runtime.addEventListener("change", this.onRuntime);
       this._showRuntime();
-      // Start Python when the lab is on screen: most readers touch it soon after.
-      this.observer = new IntersectionObserver((entries) => {
-        if (entries.some((e) => e.isIntersecting)) {
-          this.observer.disconnect();
-          runtime.start();
-        }
-      });
+      // Start Python as the lab comes into view (from half a screen before it), so it is
+      // ready soon after a reader reaches it; a reader who never gets there loads nothing.
+      this.observer = new IntersectionObserver(
+        (entries) => {
+          if (entries.some((e) => e.isIntersecting)) {
+            this.observer.disconnect();
+            runtime.start();
+          }
+        },
+        { rootMargin: "0px 0px 50% 0px" }
+      );
       this.observer.observe(root);
     }
 

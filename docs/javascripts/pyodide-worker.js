@@ -17,6 +17,12 @@ function progress(step, message) {
   self.postMessage({ type: "progress", step, total: 4, message, at: now() });
 }
 
+/** The message of an error; for a Python traceback, its last line (the exception). */
+function lastLine(err) {
+  const lines = String((err && err.message) || err).trim().split("\n");
+  return lines[lines.length - 1];
+}
+
 async function fetchBytes(url, what) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`could not download ${what} (${url}: HTTP ${response.status})`);
@@ -40,6 +46,15 @@ async function init({ indexURL, wheelURL }) {
     stdout: () => {},
     stderr: () => {},
   });
+  if (!pyodide.loadedPackages.numpy) {
+    // loadPyodide only logs a failed package; try once more and keep the reason.
+    const reasons = [];
+    await pyodide.loadPackage("numpy", { errorCallback: (m) => reasons.push(m), messageCallback: () => {} });
+    if (!pyodide.loadedPackages.numpy) {
+      const reason = reasons.join(" ").replace(/\s+/g, " ").slice(0, 240);
+      throw new Error(`could not download NumPy from ${indexURL}${reason ? ` (${reason})` : ""}`);
+    }
+  }
   progress(3, "Installing the labs");
   pyodide.unpackArchive(await wheel, "wheel");
   const runLabJson = pyodide.runPython(
@@ -57,7 +72,7 @@ self.onmessage = async (event) => {
     ready = init(msg);
     ready.then(
       () => self.postMessage({ type: "ready", at: now() }),
-      (err) => self.postMessage({ type: "init-error", error: String(err && err.message ? err.message : err) })
+      (err) => self.postMessage({ type: "init-error", error: lastLine(err) })
     );
     return;
   }
@@ -74,8 +89,7 @@ self.onmessage = async (event) => {
     const json = runLabJson(msg.lab, msg.params);
     self.postMessage({ type: "result", id: msg.id, json, compute_ms: performance.now() - t0 });
   } catch (err) {
-    // A bug in a lab, not bad input (that comes back as {"ok": false}): keep the last line.
-    const lines = String(err.message || err).trim().split("\n");
-    self.postMessage({ type: "result", id: msg.id, error: lines[lines.length - 1] });
+    // A bug in a lab, not bad input (that comes back as {"ok": false}).
+    self.postMessage({ type: "result", id: msg.id, error: lastLine(err) });
   }
 };
