@@ -39,6 +39,8 @@ class SiteHandler(SimpleHTTPRequestHandler):
     gzip = True
     stats: dict | None = None  # if a dict: {"bytes": body bytes sent, "requests": count}
     stats_lock = threading.Lock()
+    # For failure tests: requests whose path ends with one of these get 503.
+    unavailable: set[str] = set()
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
@@ -48,6 +50,8 @@ class SiteHandler(SimpleHTTPRequestHandler):
         super().end_headers()
 
     def do_GET(self):
+        if any(self.path.split("?")[0].endswith(end) for end in self.unavailable):
+            return self.send_error(503, "Service Unavailable (failure test)")
         path = Path(self.translate_path(self.path))
         if path.name == "sitemap.xml" and path.is_file():
             return self._send_sitemap(path)
@@ -111,13 +115,14 @@ def make_server(
     """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started.
 
     ``gzip=False`` ignores the precompressed files; a ``stats`` dict is filled with the
-    bytes and requests served (for benchmarks)."""
+    bytes and requests served (for benchmarks). Tests can make paths fail with
+    ``server.RequestHandlerClass.func.unavailable.add(path_suffix)``."""
     directory = Path(directory)
     if not (directory / "index.html").is_file():
         raise SystemExit(
             f"serve: {directory}/index.html not found: build the site first (make build)"
         )
-    attrs = {"isolate": isolate, "quiet": quiet, "gzip": gzip, "stats": stats}
+    attrs = {"isolate": isolate, "quiet": quiet, "gzip": gzip, "stats": stats, "unavailable": set()}
     if site_url:
         attrs["site_url"] = site_url
     handler = type("Handler", (SiteHandler,), attrs)

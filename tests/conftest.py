@@ -55,8 +55,17 @@ def server(site_url):
     httpd = make_server(SITE, 0, site_url=site_url)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    yield httpd
     httpd.shutdown()
+
+
+@pytest.fixture
+def unavailable(server):
+    """A set of path suffixes the server answers with 503 during one test."""
+    paths = server.RequestHandlerClass.func.unavailable
+    yield paths
+    paths.clear()
 
 
 @pytest.fixture(scope="session")
@@ -93,6 +102,6 @@ class RecordedPage:
 
 @pytest.fixture
 def recorded(browser, server):
-    rec = RecordedPage(browser, server)
+    rec = RecordedPage(browser, server.base)
     yield rec
     rec.context.close()

@@ -9,13 +9,14 @@
   // This file is served from <site>/javascripts/, so the site root is one level up;
   // this works on any host and under any path prefix.
   const SITE_ROOT = new URL("../", document.currentScript.src).href;
+  const STARTUP_TIMEOUT_S = 120; // generous: 9 MB (gzip) on a slow connection
 
   class LabRuntime extends EventTarget {
     constructor() {
       super();
       this.worker = null;
       this.state = "idle"; // idle | loading | ready | failed
-      this.progress = { step: 0, total: 4, message: "Python not started" };
+      this.progress = { step: 0, total: 5, message: "Python not started" };
       this.error = null;
       this.pending = new Map(); // request id -> {resolve, reject}
       this.nextId = 1;
@@ -33,7 +34,12 @@
       this.worker = new Worker(new URL("javascripts/pyodide-worker.js", SITE_ROOT));
       this.worker.onmessage = (event) => this._onMessage(event.data);
       this.worker.onerror = (event) => this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
-      this._setState("loading", { step: 1, total: 4, message: "Downloading Python and NumPy" });
+      this._setState("loading", { step: 1, total: 5, message: "Downloading Python" });
+      // A host that never answers must not leave the reader at "loading" for ever.
+      clearTimeout(this.watchdog);
+      this.watchdog = setTimeout(() => {
+        if (this.state === "loading") this._fail(`no answer after ${STARTUP_TIMEOUT_S} s`);
+      }, STARTUP_TIMEOUT_S * 1000);
       this.worker.postMessage({
         type: "init",
         indexURL,
@@ -63,12 +69,13 @@
     }
 
     _onMessage(msg) {
-      if (msg.at) this.timings[`step${msg.type === "ready" ? 4 : msg.step}`] = msg.at - performance.timeOrigin;
+      if (msg.at) this.timings[`step${msg.type === "ready" ? 5 : msg.step}`] = msg.at - performance.timeOrigin;
       if (msg.type === "progress") {
         this._setState("loading", msg);
       } else if (msg.type === "ready") {
         this.timings.ready = performance.now();
-        this._setState("ready", { step: 4, total: 4, message: "Python is ready" });
+        clearTimeout(this.watchdog);
+        this._setState("ready", { step: 5, total: 5, message: "Python is ready" });
       } else if (msg.type === "init-error") {
         this._fail(msg.error);
       } else if (msg.type === "result") {
@@ -87,7 +94,10 @@
 
     _fail(message) {
       this.error = message;
-      this._setState("failed", { step: 0, total: 4, message: `Python could not start: ${message}` });
+      clearTimeout(this.watchdog);
+      if (this.worker) this.worker.terminate(); // a half-started worker is of no use
+      this.worker = null;
+      this._setState("failed", { step: 0, total: 5, message: `Python could not start: ${message}` });
       for (const { reject } of this.pending.values()) reject(new Error(this.progress.message));
       this.pending.clear();
     }
