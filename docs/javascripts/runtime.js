@@ -20,13 +20,12 @@
       this.error = null;
       this.pending = new Map(); // request id -> {resolve, reject}
       this.nextId = 1;
-      this.config = null;
+      this.config = null; // {wheel, pyodide, pyodide_index_url} from build_scripts/lab_fences.py
       this.timings = {};
     }
 
-    /** Start the worker if it is not running. `config` comes from the page (lab data). */
-    start(config) {
-      if (config && !this.config) this.config = config;
+    /** Start the worker if it is not running; `this.config` is set by the first lab. */
+    start() {
       if (this.worker) return;
       const cfg = this.config || {};
       const indexURL = cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href;
