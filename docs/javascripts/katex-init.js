@@ -11,6 +11,19 @@
       ],
       throwOnError: false,
     });
+    // Widths are final once KaTeX's fonts are in.
+    document.fonts.ready.then(markWideFormulas);
+  }
+
+  // A formula wider than the screen scrolls sideways: make it reachable by keyboard.
+  function markWideFormulas() {
+    for (const block of document.querySelectorAll("div.arithmatex")) {
+      if (block.scrollWidth > block.clientWidth && !block.hasAttribute("tabindex")) {
+        block.tabIndex = 0;
+        block.setAttribute("role", "region");
+        block.setAttribute("aria-label", "Formula (scrolls sideways)");
+      }
+    }
   }
   if (typeof document$ !== "undefined") document$.subscribe(render);
   else document.addEventListener("DOMContentLoaded", render);

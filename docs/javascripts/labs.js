@@ -38,6 +38,8 @@
       root.append(this.body, this.error, this.status);
 
       this.widget = widgets[this.lab].mount(this.body, this);
+      this.error.id = `${this.lab}-error-${(LabController.count = (LabController.count || 0) + 1)}`;
+      if (this.widget.controls) this.widget.controls.after(this.error);
       this.widget.render(this.result);
       this._setStatus("initial");
       performance.mark("lab:initial"); // read by build_scripts/bench.py
@@ -112,7 +114,7 @@
       this.error.hidden = !message;
       this.error.textContent = message || "";
       if (message) this._setStatus("error");
-      this.widget.markInvalid && this.widget.markInvalid(message ? param : null);
+      this.widget.markInvalid && this.widget.markInvalid(message ? param : null, this.error.id);
     }
 
     _setStatus(status) {

@@ -84,16 +84,16 @@ class Param:
                 )
             for i, token in enumerate(value):
                 if not isinstance(token, str) or not 1 <= len(token) <= self.max_chars:
-                    if isinstance(token, str):
-                        shown = f'"{token[:12]}…"' if len(token) > 12 else f'"{token}"'
-                        got = f"{shown}, {len(token)} characters"
-                    else:
-                        got = f"{token!r}, not text"
                     # 1-based: the reader's second word is token 2.
+                    which = f"token {i + 1} of {len(value)}"
+                    if isinstance(token, str):
+                        shown = token if len(token) <= 40 else token[:39] + "…"
+                        got = f'{which} ("{shown}") has {len(token)}'
+                    else:
+                        got = f"{which} is {token!r}, not text"
                     raise LabParameterError(
                         self.name,
-                        f"{self.name}: token {i + 1} of {len(value)} ({got}) must be text of "
-                        f"1 to {self.max_chars} characters",
+                        f"{self.name} must each be text of 1 to {self.max_chars} characters: {got}",
                     )
             return [str(t) for t in value]
         # number / integer; bool is an int subclass in Python, and never a number here.

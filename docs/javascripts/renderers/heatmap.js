@@ -10,6 +10,9 @@
   const MIN_CELL = 6;
   const MAX_CELL = 44;
   const MAX_LABEL = 12; // characters of a token drawn as an axis label
+  const PAD = 6; // room inside the canvas for the focus ring, so it never covers a cell
+  // Viridis is dark below ~0.42 and light above: text colour with >= 4.5:1 contrast.
+  const LIGHT_FROM = 0.42;
 
   class Heatmap {
     /**
@@ -81,9 +84,9 @@
       const { rowLabels, colLabels, rowNotes } = this.data;
       ctx.font = this.font;
       const width = (s) => ctx.measureText(s).width;
-      const labelW = Math.ceil(Math.max(...rowLabels.map(width))) + 10;
-      const labelH = Math.ceil(Math.max(...colLabels.map(width))) + 10;
-      const room = (this.wrap.clientWidth || 600) - labelW - 4;
+      const labelW = PAD + Math.ceil(Math.max(...rowLabels.map(width))) + 10;
+      const labelH = PAD + Math.ceil(Math.max(...colLabels.map(width))) + 10;
+      const room = (this.wrap.clientWidth || 600) - labelW - PAD - 4;
       let noteW = rowNotes ? Math.ceil(Math.max(...rowNotes.map(width))) + 14 : 0;
       // On a narrow screen the cells matter more than the notes (the table has them too).
       if (noteW && (room - noteW) / colLabels.length < 24) noteW = 0;
@@ -97,15 +100,16 @@
       const style = getComputedStyle(document.body);
       const fg = style.getPropertyValue("--md-default-fg-color").trim() || "#222";
       const muted = style.getPropertyValue("--md-default-fg-color--light").trim() || "#777";
-      const accent = style.getPropertyValue("--md-accent-fg-color").trim() || "#ff6e42";
-      this.font = `13px ${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`;
+      const family = `${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`;
+      this.font = `13px ${family}`;
+      const bold = `bold 13px ${family}`; // the selected query and key: weight, not colour
       const ctx = this.canvas.getContext("2d");
       const L = (this.layout = this._layout(ctx));
       const { rowLabels, colLabels, values, masked, rowNotes } = this.data;
       const n = rowLabels.length;
       const m = colLabels.length;
-      const cssW = L.labelW + m * L.cell + L.noteW;
-      const cssH = L.labelH + n * L.cell;
+      const cssW = L.labelW + m * L.cell + L.noteW + PAD;
+      const cssH = L.labelH + n * L.cell + PAD;
       const dpr = window.devicePixelRatio || 1;
       this.canvas.width = Math.round(cssW * dpr);
       this.canvas.height = Math.round(cssH * dpr);
@@ -123,7 +127,8 @@
         ctx.save();
         ctx.translate(L.labelW + (k + 0.5) * L.cell, L.labelH - 6);
         ctx.rotate(-Math.PI / 2);
-        ctx.fillStyle = sel && sel[1] === k ? accent : fg;
+        ctx.fillStyle = fg;
+        ctx.font = sel && sel[1] === k ? bold : this.font;
         if (L.cell >= 10 || k % Math.ceil(10 / L.cell) === 0) ctx.fillText(colLabels[k], 0, 0);
         ctx.restore();
       }
@@ -132,8 +137,10 @@
       for (let q = 0; q < n; q++) {
         const y = L.labelH + q * L.cell;
         ctx.textAlign = "right";
-        ctx.fillStyle = sel && sel[0] === q ? accent : fg;
+        ctx.fillStyle = fg;
+        ctx.font = sel && sel[0] === q ? bold : this.font;
         if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0) ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
+        ctx.font = this.font;
         for (let k = 0; k < m; k++) {
           const x = L.labelW + k * L.cell;
           if (masked && masked[q][k]) {
@@ -148,20 +155,26 @@
           ctx.fillRect(x, y, L.cell, L.cell);
           if (showNumbers) {
             ctx.textAlign = "center";
-            ctx.fillStyle = v > 0.55 ? "#000" : "#fff";
+            ctx.fillStyle = v >= LIGHT_FROM ? "#000" : "#fff";
             ctx.fillText(v.toFixed(2), x + L.cell / 2, y + L.cell / 2);
           }
         }
         if (L.noteW && L.cell >= 10) {
           ctx.textAlign = "left";
-          ctx.fillStyle = muted;
+          ctx.fillStyle = fg;
           ctx.fillText(rowNotes[q], L.labelW + m * L.cell + 8, y + L.cell / 2);
         }
       }
       if (sel) {
-        ctx.strokeStyle = accent;
+        // Black outside, white inside: visible on every viridis colour and both palettes.
+        const x = L.labelW + sel[1] * L.cell;
+        const y = L.labelH + sel[0] * L.cell;
         ctx.lineWidth = 3;
-        ctx.strokeRect(L.labelW + sel[1] * L.cell + 1.5, L.labelH + sel[0] * L.cell + 1.5, L.cell - 3, L.cell - 3);
+        ctx.strokeStyle = "#000";
+        ctx.strokeRect(x + 1.5, y + 1.5, L.cell - 3, L.cell - 3);
+        ctx.lineWidth = 1.5;
+        ctx.strokeStyle = "#fff";
+        ctx.strokeRect(x + 3.75, y + 3.75, L.cell - 7.5, L.cell - 7.5);
       }
     }
 

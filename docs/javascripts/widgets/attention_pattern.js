@@ -39,7 +39,12 @@
     tokens.type = "text";
     tokens.value = lab.params.tokens.join(" ");
     tokens.spellcheck = false;
-    const hint = el("small", "attn-lab__hint", "Separate tokens with spaces; press Enter to apply.");
+    const tokSpec = spec.tokens;
+    const hint = el(
+      "span",
+      "attn-lab__hint",
+      `Separate tokens with spaces (up to ${tokSpec.max_items}, each up to ${tokSpec.max_chars} characters); press Enter to apply.`
+    );
     hint.id = id("tokens-hint");
     tokens.setAttribute("aria-describedby", hint.id);
     tokens.parentElement.after(hint);
@@ -136,7 +141,7 @@
 
     const details = el("details", "attn-lab__table");
     const summary = el("summary", null, "Show as a table: each query's top key and entropy (bits)");
-    const table = el("table");
+    const table = el("table", "attn-lab__rows"); // a class: Material leaves it unwrapped
     const head = el("tr");
     for (const [h, title] of [
       ["Query", "The query token (row of the heatmap)"],
@@ -155,6 +160,10 @@
     const tbody = el("tbody");
     table.append(thead, tbody);
     const scroller = el("div", "attn-lab__table-scroll");
+    // Scrollable on a phone, so it must take keyboard focus and have a name.
+    scroller.tabIndex = 0;
+    scroller.setAttribute("role", "region");
+    scroller.setAttribute("aria-label", "Table of each query's top key and entropy");
     scroller.append(table);
     details.append(summary, scroller);
     body.append(controls, figure, cellInfo, details);
@@ -192,14 +201,20 @@
       if (heatmap.selected) describe(...heatmap.selected);
     }
 
-    function markInvalid(param) {
+    function markInvalid(param, errorId) {
       for (const [name, input] of Object.entries(inputs)) {
-        if (name === param) input.setAttribute("aria-invalid", "true");
-        else input.removeAttribute("aria-invalid");
+        if (name === param) {
+          input.setAttribute("aria-invalid", "true");
+          input.setAttribute("aria-errormessage", errorId);
+        } else {
+          input.removeAttribute("aria-invalid");
+          input.removeAttribute("aria-errormessage");
+        }
       }
     }
 
-    return { render, markInvalid, heatmap, inputs };
+    // `controls`: the lab shows its error message right after them, near the field at fault.
+    return { render, markInvalid, heatmap, inputs, controls };
   }
 
   window.AttnLabs.widgets.attention_pattern = { mount };
