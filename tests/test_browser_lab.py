@@ -250,3 +250,20 @@ def test_python_is_not_downloaded_until_the_lab_comes_near_view(recorded):
     assert not any("pyodide" in u for u in recorded.requests)
     page.locator(LAB).scroll_into_view_if_needed()
     page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+
+
+def test_python_stays_loaded_across_instant_navigation(recorded):
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    page.locator(LAB).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    wasm_fetches = sum(u.endswith("pyodide.asm.wasm") for u in recorded.requests)
+    page.click("a.md-footer__link--prev")
+    page.wait_for_selector("h1:has-text('Attention, hands-on')")
+    page.click("article a[href$='03-attention-pattern/']")
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    assert page.locator(LAB).get_attribute("data-runtime") == "ready"  # no second start-up
+    page.locator("input[id$='-causal']").check()
+    wait_for_runs(page, 1)
+    assert_same_as_cpython(lab_state(page))
+    assert sum(u.endswith("pyodide.asm.wasm") for u in recorded.requests) == wasm_fetches == 1
