@@ -24,6 +24,7 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -180,40 +181,7 @@ def extract_members(
     Only the named members are read; they are written under `dest` by their relative path,
     never by the member name, so the archive cannot place files elsewhere.
     """
-    what = what or Path(tarball).name
-    dest = Path(dest)
-    written = []
-    try:
-        with tarfile.open(tarball, "r:*") as tar:
-            by_name = {}
-            for info in tar.getmembers():
-                by_name.setdefault(info.name, info)
-            for rel, member in members.items():
-                _check_relpath(rel)
-                info = by_name.get(member)
-                if info is None:
-                    raise VendorError(
-                        f"{what}: {member} is missing from {show(tarball)} (wanted for {rel}); "
-                        f"check build_scripts/vendor-lock.json, delete {show(tarball)} and "
-                        f"rerun {RERUN}"
-                    )
-                if not info.isfile():
-                    raise VendorError(
-                        f"{what}: {member} in {show(tarball)} is not a regular file; "
-                        f"check build_scripts/vendor-lock.json"
-                    )
-                src = tar.extractfile(info)
-                assert src is not None
-                with src:
-                    write_stream_atomic(
-                        src, dest / rel, pins[rel], what=what, member=member, archive=tarball
-                    )
-                written.append(dest / rel)
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise VendorError(
-            f"{what}: cannot extract from {show(tarball)} ({exc}); delete it and rerun {RERUN}"
-        ) from None
-    return written
+    return _extract(_tar_reader, tarball, members, dest, pins, what=what)
 
 
 def extract_zip_members(
@@ -225,26 +193,64 @@ def extract_zip_members(
     what: str = "",
 ) -> list[Path]:
     """The zip (wheel) counterpart of extract_members."""
+    return _extract(_zip_reader, archive, members, dest, pins, what=what)
+
+
+@contextlib.contextmanager
+def _tar_reader(path):
+    """Yields open(member) -> binary stream, or None if the tarball has no such member."""
+    with tarfile.open(path, "r:*") as tar:
+        by_name = {}
+        for info in tar.getmembers():
+            by_name.setdefault(info.name, info)
+
+        def open_member(name):
+            info = by_name.get(name)
+            if info is None:
+                return None
+            if not info.isfile():
+                raise VendorError(
+                    f"{name} in {show(path)} is not a regular file; "
+                    f"check build_scripts/vendor-lock.json"
+                )
+            return tar.extractfile(info)
+
+        yield open_member
+
+
+@contextlib.contextmanager
+def _zip_reader(path):
+    """Yields open(member) -> binary stream, or None if the zip has no such member."""
+    with zipfile.ZipFile(path) as zf:
+        names = set(zf.namelist())
+        yield lambda name: zf.open(name) if name in names else None
+
+
+def _extract(reader, archive, members, dest, pins, *, what: str = "") -> list[Path]:
+    """The shared loop of extract_members / extract_zip_members."""
     what = what or Path(archive).name
     dest = Path(dest)
     written = []
     try:
-        with zipfile.ZipFile(archive) as zf:
-            names = set(zf.namelist())
+        with reader(archive) as open_member:
             for rel, member in members.items():
                 _check_relpath(rel)
-                if member not in names:
+                try:
+                    src = open_member(member)
+                except VendorError as exc:
+                    raise VendorError(f"{what}: {exc}") from None
+                if src is None:
                     raise VendorError(
                         f"{what}: {member} is missing from {show(archive)} (wanted for {rel}); "
                         f"check build_scripts/vendor-lock.json, delete {show(archive)} and "
                         f"rerun {RERUN}"
                     )
-                with zf.open(member) as src:
+                with src:
                     write_stream_atomic(
                         src, dest / rel, pins[rel], what=what, member=member, archive=archive
                     )
                 written.append(dest / rel)
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
         raise VendorError(
             f"{what}: cannot extract from {show(archive)} ({exc}); delete it and rerun {RERUN}"
         ) from None
