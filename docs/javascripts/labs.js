@@ -62,7 +62,7 @@
             runtime.start();
           }
         },
-        { rootMargin: "0px 0px 50% 0px" }
+        { rootMargin: "0px 0px 50% 0px" },
       );
       this.observer.observe(root);
     }
@@ -126,11 +126,18 @@
       const { state, progress } = runtime;
       const queued = this.root.dataset.status === "queued";
       let text = progress.message;
-      if (state === "idle") text = "Showing a precomputed result; Python starts when you use the lab.";
-      else if (state === "loading") text = `${progress.message}… (step ${progress.step} of ${progress.total})${queued ? " Your change will run as soon as Python is ready." : ""}`;
-      else if (state === "failed") text = `${progress.message}. The picture above is the precomputed one; check your connection and press Retry.`;
-      else if (state === "ready" && this.root.dataset.status === "error") text = "Showing the last valid result: correct the value above to recompute.";
-      else if (state === "ready") text = this.runs ? "Live: computed in your browser by Python." : "Python is ready: move a control to recompute.";
+      if (state === "idle")
+        text = "Showing a precomputed result; Python starts when you use the lab.";
+      else if (state === "loading")
+        text = `${progress.message}… (step ${progress.step} of ${progress.total})${queued ? " Your change will run as soon as Python is ready." : ""}`;
+      else if (state === "failed")
+        text = `${progress.message}. The picture above is the precomputed one; check your connection and press Retry.`;
+      else if (state === "ready" && this.root.dataset.status === "error")
+        text = "Showing the last valid result: correct the value above to recompute.";
+      else if (state === "ready")
+        text = this.runs
+          ? "Live: computed in your browser by Python."
+          : "Python is ready: move a control to recompute.";
       this.statusText.textContent = text;
       this.bar.hidden = state !== "loading";
       this.bar.max = progress.total;

@@ -36,7 +36,10 @@
       this.canvas.addEventListener("keydown", (e) => this._onKey(e));
       // Redraw when the reader switches between the light and dark palette.
       this.paletteObserver = new MutationObserver(() => this.draw());
-      this.paletteObserver.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+      this.paletteObserver.observe(document.body, {
+        attributes: true,
+        attributeFilter: ["data-md-color-scheme"],
+      });
     }
 
     /**
@@ -63,7 +66,11 @@
     setData(data) {
       // Long tokens are shortened on the canvas only; the text around it has them whole.
       const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
-      data = { ...data, rowLabels: data.rowLabels.map(short), colLabels: data.colLabels.map(short) };
+      data = {
+        ...data,
+        rowLabels: data.rowLabels.map(short),
+        colLabels: data.colLabels.map(short),
+      };
       this.data = data;
       const n = data.rowLabels.length;
       const m = data.colLabels.length;
@@ -139,7 +146,8 @@
         ctx.textAlign = "right";
         ctx.fillStyle = fg;
         ctx.font = sel && sel[0] === q ? bold : this.font;
-        if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0) ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
+        if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0)
+          ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
         ctx.font = this.font;
         for (let k = 0; k < m; k++) {
           const x = L.labelW + k * L.cell;
@@ -191,7 +199,14 @@
 
     _onKey(event) {
       if (!this.data) return;
-      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -1e9], End: [0, 1e9] };
+      const moves = {
+        ArrowUp: [-1, 0],
+        ArrowDown: [1, 0],
+        ArrowLeft: [0, -1],
+        ArrowRight: [0, 1],
+        Home: [0, -1e9],
+        End: [0, 1e9],
+      };
       const move = moves[event.key];
       if (!move) return;
       event.preventDefault();
