@@ -8,6 +8,7 @@ PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: serve build test vendor wheel bench lint clean
+.PHONY: format
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
 serve: build
@@ -35,10 +36,16 @@ wheel: $(VENV)/.site-installed
 	rm -rf docs/vendor/labs
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w docs/vendor/labs .
 
-## lint: ruff (lint and format check) on all Python
-lint: $(VENV)/.test-installed
+## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts
+lint: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check labs_py build_scripts tests
 	$(BIN)/ruff format --check labs_py build_scripts tests
+	node_modules/.bin/biome ci --colors=off docs/javascripts
+
+## format: rewrite Python (ruff) and docs/javascripts (Biome) in the project's style
+format: $(VENV)/.test-installed node_modules/.installed
+	$(BIN)/ruff format labs_py build_scripts tests
+	node_modules/.bin/biome check --write docs/javascripts
 
 clean:
 	rm -rf site build docs/vendor
@@ -58,4 +65,9 @@ TORCH_PIP_ARGS ?=
 $(VENV)/.test-installed: $(VENV)/.site-installed
 	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
 	$(INSTALL) -e '.[site,test]'
+	touch $@
+
+# JavaScript tools (Biome, axe-core) from package-lock.json, into node_modules/ only.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $@

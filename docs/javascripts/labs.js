@@ -38,7 +38,8 @@
       root.append(this.body, this.error, this.status);
 
       this.widget = widgets[this.lab].mount(this.body, this);
-      this.error.id = `${this.lab}-error-${(LabController.count = (LabController.count || 0) + 1)}`;
+      LabController.count = (LabController.count || 0) + 1;
+      this.error.id = `${this.lab}-error-${LabController.count}`;
       if (this.widget.controls) this.widget.controls.after(this.error);
       this.widget.render(this.result);
       this._setStatus("initial");
@@ -114,7 +115,7 @@
       this.error.hidden = !message;
       this.error.textContent = message || "";
       if (message) this._setStatus("error");
-      this.widget.markInvalid && this.widget.markInvalid(message ? param : null, this.error.id);
+      this.widget.markInvalid?.(message ? param : null, this.error.id);
     }
 
     _setStatus(status) {
@@ -156,12 +157,13 @@
   let mounted = [];
   function mountAll() {
     // Instant navigation replaced the page: forget labs that left the document.
-    mounted = mounted.filter((c) => (document.contains(c.root) ? true : (c.destroy(), false)));
+    for (const c of mounted) if (!document.contains(c.root)) c.destroy();
+    mounted = mounted.filter((c) => document.contains(c.root));
     for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
       let data;
       try {
         data = JSON.parse(root.dataset.config);
-      } catch (err) {
+      } catch {
         root.textContent = "This lab's data is damaged; rebuild the site.";
         continue;
       }

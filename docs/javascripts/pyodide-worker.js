@@ -20,7 +20,7 @@ function progress(step, message) {
 
 /** The message of an error; for a Python traceback, its last line (the exception). */
 function lastLine(err) {
-  const lines = String((err && err.message) || err)
+  const lines = String(err?.message || err)
     .trim()
     .split("\n");
   return lines[lines.length - 1];
@@ -37,14 +37,14 @@ async function init({ indexURL, wheelURL }) {
   const wheel = fetchBytes(wheelURL, "the labs package");
   wheel.catch(() => {}); // reported when awaited below
   try {
-    importScripts(indexURL + "pyodide.js");
+    importScripts(`${indexURL}pyodide.js`);
   } catch (err) {
     throw new Error(`could not load ${indexURL}pyodide.js (${err.message})`);
   }
   progress(2, "Starting Python");
   const pyodide = await loadPyodide({
     indexURL,
-    lockFileURL: indexURL + "pyodide-lock.json",
+    lockFileURL: `${indexURL}pyodide-lock.json`,
     stdout: () => {},
     stderr: () => {},
   });

@@ -122,7 +122,7 @@
    * (1-D) or nested arrays of Float64Array rows, so `weights[q][k]` reads as usual.
    * Masked entries arrive as -Infinity.
    */
-  function unpackArrays(key, value) {
+  function unpackArrays(_key, value) {
     if (!value || typeof value !== "object" || typeof value.__ndarray__ !== "string") return value;
     const bytes = Uint8Array.fromBase64
       ? Uint8Array.fromBase64(value.__ndarray__)

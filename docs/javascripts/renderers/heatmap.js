@@ -111,7 +111,8 @@
       this.font = `13px ${family}`;
       const bold = `bold 13px ${family}`; // the selected query and key: weight, not colour
       const ctx = this.canvas.getContext("2d");
-      const L = (this.layout = this._layout(ctx));
+      this.layout = this._layout(ctx);
+      const L = this.layout;
       const { rowLabels, colLabels, values, masked, rowNotes } = this.data;
       const n = rowLabels.length;
       const m = colLabels.length;
@@ -151,7 +152,7 @@
         ctx.font = this.font;
         for (let k = 0; k < m; k++) {
           const x = L.labelW + k * L.cell;
-          if (masked && masked[q][k]) {
+          if (masked?.[q][k]) {
             ctx.fillStyle = muted;
             ctx.globalAlpha = 0.18;
             ctx.fillRect(x, y, L.cell, L.cell);

@@ -16,7 +16,8 @@
     const spec = Object.fromEntries(lab.schema.map((p) => [p.name, p]));
     const controls = el("div", "attn-lab__controls");
     const inputs = {};
-    let uid = (mount.count = (mount.count || 0) + 1);
+    mount.count = (mount.count || 0) + 1;
+    const uid = mount.count;
     const id = (name) => `attn-${lab.lab}-${uid}-${name}`;
 
     function field(name, label, input, extra) {
