@@ -8,7 +8,7 @@ PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: serve build test vendor wheel bench lint clean
-.PHONY: format
+.PHONY: format check-site
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
 serve: build
@@ -41,6 +41,10 @@ lint: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check labs_py build_scripts tests
 	$(BIN)/ruff format --check labs_py build_scripts tests
 	node_modules/.bin/biome ci --colors=off docs/javascripts
+
+## check-site: the browser gates alone on site/ (axe light/dark, offline, lab start, budget)
+check-site: $(VENV)/.test-installed node_modules/.installed build
+	$(PY) build_scripts/check_site.py
 
 ## format: rewrite Python (ruff) and docs/javascripts (Biome) in the project's style
 format: $(VENV)/.test-installed node_modules/.installed
