@@ -8,7 +8,7 @@ PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: serve build test vendor wheel bench lint clean
-.PHONY: format check-site
+.PHONY: format check-site new-lesson
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
 serve: build
@@ -45,6 +45,11 @@ lint: $(VENV)/.test-installed node_modules/.installed
 ## check-site: the browser gates alone on site/ (axe light/dark, offline, lab start, budget)
 check-site: $(VENV)/.test-installed node_modules/.installed build
 	$(PY) build_scripts/check_site.py
+
+## new-lesson: docs/lessons/$(NAME).md from the lesson template, added to the nav
+##   e.g. make new-lesson NAME=04-multi-head-attention [TITLE="Multi-head attention"]
+new-lesson: $(VENV)/.site-installed
+	$(PY) build_scripts/new_lesson.py "$(NAME)" $(if $(TITLE),--title "$(TITLE)")
 
 ## format: rewrite Python (ruff) and docs/javascripts (Biome) in the project's style
 format: $(VENV)/.test-installed node_modules/.installed
