@@ -23,9 +23,10 @@ build: vendor wheel
 test: $(VENV)/.test-installed build lint
 	$(PY) -m pytest
 
-## bench: timings in headless Chromium against a local server (not a test)
-bench: $(VENV)/.test-installed build
-	$(PY) build_scripts/bench.py
+## bench: every benchmark (build, page bytes, the lab in headless Chromium; not a test),
+##   one table with the machine in bench-results/REPORT.md (commit it: the About page shows it)
+bench: $(VENV)/.test-installed node_modules/.installed build
+	$(PY) build_scripts/bench_report.py
 
 ## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified
 vendor: $(VENV)/.site-installed
