@@ -329,7 +329,11 @@ def _start_lab(page, name: str) -> list[str]:
     lab = page.locator(LAB).first
     lab.scroll_into_view_if_needed()
     try:
-        page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+        page.wait_for_selector(
+            f"{LAB}[data-runtime=ready], {LAB}[data-runtime=failed]", timeout=PYTHON_TIMEOUT_MS
+        )
+        if lab.get_attribute("data-runtime") == "failed":
+            raise RuntimeError("Python failed to start")
         page.evaluate(f"() => document.querySelector('{LAB}').attnLab.update({{}})")
         page.wait_for_function(
             f"() => Number(document.querySelector('{LAB}').dataset.runs || 0) >= 1",
@@ -339,9 +343,10 @@ def _start_lab(page, name: str) -> list[str]:
         status = page.evaluate(
             f"() => document.querySelector('{LAB} .attn-lab__status')?.innerText || ''"
         )
+        status = " ".join(status.split())
         return [
             f"{name}: the lab did not start from the local site with the network blocked "
-            f"(status: {status.strip()!r}): check docs/vendor (make vendor) and the worker"
+            f"(the lab says: {status!r}): check docs/vendor (make vendor) and the worker"
         ]
     return []
 

@@ -78,9 +78,11 @@ def broken_report(tmp_path_factory, browser):
     assert proc.returncode == 0, output  # these are not build errors: only the browser sees them
     compress_site(tmp / "site")  # as `make build` does: the budget counts bytes as sent
     pages = [f"broken/{name}/" for name in ("no-alt", "external", "canvas", "heavy", "missing")]
-    return check_site(
+    report = check_site(
         tmp / "site", browser, pages, schemes=("light",), start_labs=False, docs=tmp / "docs"
     )
+    report.site = tmp / "site"
+    return report
 
 
 def problems_of(report, page):
@@ -126,6 +128,20 @@ def test_missing_file_fails_with_status_and_url(broken_report):
     (message,) = problems_of(broken_report, "missing")
     assert "404 http://127.0.0.1:" in message and "/broken/no-such-file.js" in message
     assert "missing from the built site" in message
+
+
+def test_lab_that_cannot_start_offline_fails_saying_what_the_lab_says(broken_report, browser):
+    site = broken_report.site
+    (numpy,) = (site / "vendor" / "pyodide").glob("numpy-*.whl")
+    numpy.unlink()  # as if the vendored runtime were incomplete
+    lesson = "lessons/03-attention-pattern/"
+    report = check_site(site, browser, [lesson], schemes=("light",), docs=site.parent / "docs")
+    where = f"docs/{lesson[:-1]}.md (page /{lesson}, light)"
+    missing = [p for p in report.problems if "a file the page asks for is missing" in p]
+    assert missing and missing[0].startswith(f"{where}: 404 ") and numpy.name in missing[0]
+    (failed,) = [p for p in report.problems if "did not start" in p]
+    assert failed.startswith(f"{where}: the lab did not start from the local site")
+    assert "NumPy" in failed and "make vendor" in failed
 
 
 # ----------------------------------------------------------------------------
