@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -157,6 +159,62 @@ def count_bytes(site: Path, base: str, urls: list[str], record: PageBytes) -> No
         record.raw[kind] = record.raw.get(kind, 0) + raw
     if payload:
         record.payload = payload
+
+
+# --------------------------------------------------------------------------- static scan
+
+# Elements and attributes that make a browser fetch (an <a href> is only a link).
+FETCHING = {
+    "script": ("src",),
+    "img": ("src", "srcset"),
+    "iframe": ("src",),
+    "source": ("src", "srcset"),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "embed": ("src",),
+    "object": ("data",),
+    "track": ("src",),
+    "input": ("src",),
+}
+LINK_RELS = {"stylesheet", "preload", "prefetch", "preconnect", "dns-prefetch", "modulepreload",
+             "icon", "manifest"}  # fmt: skip
+REMOTE = re.compile(r"^(?:https?:)?//", re.IGNORECASE)
+CSS_REMOTE = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])((?:https?:)?//[^'")\s]+)""", re.I)
+
+
+class _Fetches(HTMLParser):
+    """The remote URLs a page's HTML would make a browser fetch, found without running it
+    (so a lazy image below the fold counts too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.remote: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        names = FETCHING.get(tag, ())
+        if tag == "link" and LINK_RELS & set((a.get("rel") or "").lower().split()):
+            names = ("href",)
+        for name in names:
+            for url in re.split(r",\s*", a.get(name) or ""):
+                url = url.strip().split(" ")[0]
+                if REMOTE.match(url):
+                    self.remote.append(url)
+
+
+def static_remote_fetches(site: Path, page_path: str, css_urls: list[str]) -> list[str]:
+    """Remote URLs in the page's HTML and in the local stylesheets it loaded."""
+    found: list[str] = []
+    html = site_file(site, page_path)
+    if html is not None:
+        parser = _Fetches()
+        parser.feed(html.read_text("utf-8", errors="replace"))
+        found += parser.remote
+    for rel in css_urls:
+        css = site_file(site, rel)
+        if css is not None:
+            found += CSS_REMOTE.findall(css.read_text("utf-8", errors="replace"))
+    return found
 
 
 # --------------------------------------------------------------------------- budget
@@ -306,9 +364,13 @@ def check_page(
                 record.payload = scratch.payload or 0
     finally:
         context.close()
+    css = [urlsplit(u).path for u in requests if u.startswith(base) and u.endswith(".css")]
+    for url in static_remote_fetches(site, page_path, css):
+        if url not in external:
+            external.append(url)
     for url in dict.fromkeys(external):
         problems.append(
-            f"{name}: requests {url}: a page may load nothing from another host (it must work "
+            f"{name}: asks for {url}: a page may load nothing from another host (it must work "
             "offline and send nothing anywhere): vendor the file (build_scripts/vendor.py) or "
             "make it a plain link"
         )
