@@ -308,7 +308,10 @@ def check_page(
     in light, its bytes."""
     problems: list[str] = []
     name = where(page_path, scheme)
-    name_with = lambda note: where(page_path, scheme, note)  # noqa: E731
+
+    def name_with(note: str) -> str:
+        return where(page_path, scheme, note)
+
     context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme=scheme)
     requests: list[str] = []
     external: list[str] = []
