@@ -251,7 +251,9 @@ def load_model(resolved: ResolvedModel, device) -> LoadedModel:
             resolved.path, attn_implementation="eager", dtype=torch.float32
         )
     except (OSError, ValueError) as err:
-        raise ModelNotFound(f"model {resolved.id!r} at {resolved.path} could not load: {err}")
+        raise ModelNotFound(
+            f"model {resolved.id!r} at {resolved.path} could not load: {err}"
+        ) from None
     if not getattr(tokenizer, "is_fast", False):
         raise PrecomputeError(
             f"model {resolved.id!r}: needs a fast tokenizer (tokenizer.json) for offsets"
