@@ -22,9 +22,10 @@ build: vendor wheel
 test: $(VENV)/.test-installed build lint
 	$(PY) -m pytest
 
-## bench: timings in headless Chromium against a local server (not a test)
+## bench: timings in headless Chromium against a local server, and the precompute (not a test)
 bench: $(VENV)/.test-installed build
 	$(PY) build_scripts/bench.py
+	$(PY) build_scripts/bench_precompute.py
 
 ## precompute: real attention maps (MiniLM, and GPT-2 when its weights are here) into docs/assets/attention/
 precompute: $(VENV)/.precompute-installed
