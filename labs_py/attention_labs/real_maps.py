@@ -1,0 +1,251 @@
+"""Real attention maps: per-head statistics, and the packing of precomputed assets.
+
+The assets in docs/assets/attention/ hold the attention weights of real models, written by
+build_scripts/precompute_attention.py and described by docs/assets/attention/asset.schema.json.
+This module holds both halves of their number format, so that the build (CPython), the tests
+and the browser (Pyodide) read them with the same code:
+
+* weights are quantised row by row to integers that sum to exactly 255 per query row
+  (`quantise_rows`), one byte per stored weight, and decoded as ``byte / 255``
+  (`decode_attention`): each decoded weight is within 1/255 of the float weight and every
+  decoded row sums to exactly 1;
+* a causal model stores only the lower triangle (key <= query), row after row;
+* query, key and value vectors travel as little-endian float32 (`decode_vectors`).
+
+The head statistics are the share of a head's attention on one expected key per query, the
+"mul" scoring of TransformerLens' head detector (Nanda and Bloom, TransformerLens, 2022,
+``transformer_lens.head_detector``): a score of 1 means every query puts all of its weight on
+the expected key. Induction heads: Olsson et al. 2022, "In-context Learning and Induction
+Heads" (Transformer Circuits Thread); Elhage et al. 2021, "A Mathematical Framework for
+Transformer Circuits".
+
+Shapes: ``weights`` is ``(..., seq_len, seq_len)`` indexed ``[query, key]`` (for example
+``(n_layers, n_heads, seq_len, seq_len)``); every score function returns the leading shape
+``(...)``.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+from .attention import entropy_bits
+
+QUANT_DENOMINATOR = 255
+
+
+def _pattern(weights, min_len=1):
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim < 2 or w.shape[-1] != w.shape[-2]:
+        raise ValueError(f"weights must be (..., seq_len, seq_len); got shape {w.shape}")
+    if w.shape[-1] < min_len:
+        raise ValueError(f"weights need seq_len >= {min_len}; got {w.shape[-1]}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("weights contain NaN or infinite values")
+    return w
+
+
+def mean_entropy_bits(weights):
+    """Mean over query rows of each row's entropy in bits, shape ``(...)``.
+
+    0 when every query puts all its weight on one key; log2(seq_len) when every row is
+    uniform. Uses `entropy_bits` (Shannon 1948).
+    """
+    return entropy_bits(_pattern(weights)).mean(axis=-1)
+
+
+def previous_token_score(weights):
+    """Share of attention on the previous token: mean of ``weights[i, i-1]`` for i >= 1.
+
+    Query 0 has no previous token and is left out. Raises ValueError for seq_len < 2.
+    """
+    w = _pattern(weights, min_len=2)
+    n = w.shape[-1]
+    return w[..., np.arange(1, n), np.arange(0, n - 1)].mean(axis=-1)
+
+
+def first_token_score(weights):
+    """Share of attention on the first key (the "attention sink"): mean of ``weights[i, 0]``
+    for i >= 1.
+
+    Query 0 is left out: under a causal mask it can only attend to itself.
+    Raises ValueError for seq_len < 2.
+    """
+    w = _pattern(weights, min_len=2)
+    return w[..., 1:, 0].mean(axis=-1)
+
+
+def self_score(weights):
+    """Share of attention on the query's own position (the diagonal): mean of
+    ``weights[i, i]`` for i >= 1 (query 0 left out, as in `first_token_score`).
+
+    Raises ValueError for seq_len < 2.
+    """
+    w = _pattern(weights, min_len=2)
+    n = w.shape[-1]
+    idx = np.arange(1, n)
+    return w[..., idx, idx].mean(axis=-1)
+
+
+def induction_targets(token_ids, ignore=None):
+    """For each query whose token appeared before, the keys an induction head attends to.
+
+    An induction head, at a token that occurred earlier at position k, attends to position
+    k + 1: the token that followed the earlier occurrence (Olsson et al. 2022).
+
+    Args:
+        token_ids: sequence of seq_len ints.
+        ignore: optional sequence of seq_len bools; True marks tokens (such as [CLS] or
+            <|endoftext|>) that never count as a repetition.
+
+    Returns:
+        dict {query: sorted list of target keys}, each target <= query; empty when no token
+        repeats.
+    """
+    ids = [int(t) for t in token_ids]
+    skip = [False] * len(ids) if ignore is None else [bool(s) for s in ignore]
+    if len(skip) != len(ids):
+        raise ValueError(f"ignore must have {len(ids)} entries (one per token); got {len(skip)}")
+    targets = {}
+    for query, token in enumerate(ids):
+        if skip[query]:
+            continue
+        keys = [k + 1 for k in range(query) if ids[k] == token and not skip[k] and k + 1 <= query]
+        if keys:
+            targets[query] = keys
+    return targets
+
+
+def induction_score(weights, token_ids, ignore=None):
+    """Share of attention on induction targets (see `induction_targets`), averaged over the
+    queries that have one; ``None`` when no token repeats.
+
+    Returns a float64 array of shape ``(...)`` or None. Raises ValueError when the number
+    of token ids is not seq_len.
+    """
+    w = _pattern(weights)
+    if len(token_ids) != w.shape[-1]:
+        raise ValueError(
+            f"token_ids must have seq_len = {w.shape[-1]} entries; got {len(token_ids)}"
+        )
+    targets = induction_targets(token_ids, ignore)
+    if not targets:
+        return None
+    per_query = [w[..., q, keys].sum(axis=-1) for q, keys in sorted(targets.items())]
+    return np.mean(per_query, axis=0)
+
+
+def quantise_rows(weights, causal=False):
+    """Quantise attention rows to bytes whose integers sum to exactly 255 per row.
+
+    Each row is scaled to 255, floored, and the units still missing go to the entries with
+    the largest remainders (ties to the lower key index): the largest-remainder method
+    (Hamilton's apportionment). Every integer is within 1 of 255 * weight, so a decoded
+    weight ``byte / 255`` is within 1/255 of the float one, and a decoded row sums to 1
+    exactly. Plain rounding would drift (up to about 0.03 per row at 64 keys).
+
+    Args:
+        weights: ``(..., seq_len, seq_len)`` finite non-negative rows, each summing to 1
+            (within float error; rows are renormalised before scaling).
+        causal: store only keys <= query (the lower triangle, row after row).
+
+    Returns:
+        ``(..., stored)`` uint8 array: stored = seq_len * seq_len, or
+        seq_len * (seq_len + 1) / 2 when causal.
+
+    Raises:
+        ValueError: bad shape, NaN/inf, a negative weight, a row summing to 0, or (causal)
+            weight above the diagonal.
+    """
+    w = _pattern(weights)
+    n = w.shape[-1]
+    if np.any(w < 0):
+        raise ValueError("weights must be non-negative")
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
+    if causal and np.any(w[..., upper] > 1e-6):
+        raise ValueError("causal=True but weights above the diagonal are not 0")
+    if causal:
+        w = np.where(upper, 0.0, w)
+    sums = w.sum(axis=-1, keepdims=True)
+    if np.any(sums <= 0):
+        raise ValueError("every row must have a positive sum")
+    scaled = w / sums * QUANT_DENOMINATOR
+    base = np.floor(scaled)
+    remainder = scaled - base
+    missing = QUANT_DENOMINATOR - base.sum(axis=-1).astype(np.int64)  # 0 <= missing < n
+    # rank of each entry by descending remainder (stable: lower key first on ties)
+    order = np.argsort(-remainder, axis=-1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n), axis=-1)
+    q = base + (rank < missing[..., None])
+    q = q.astype(np.uint8)
+    if causal:
+        return q[..., ~upper]  # row-major lower triangle
+    return q.reshape(*q.shape[:-2], n * n)
+
+
+def stored_count(seq_len, causal):
+    """Number of bytes one head stores: seq_len² (full) or seq_len (seq_len + 1) / 2."""
+    return seq_len * (seq_len + 1) // 2 if causal else seq_len * seq_len
+
+
+def unpack_head(data, seq_len, causal):
+    """Decode one head's bytes (`quantise_rows` output, raw or base64 text) to weights.
+
+    Returns a ``(seq_len, seq_len)`` float64 array, ``weights[q, k] = byte / 255``, zero
+    above the diagonal when causal. Raises ValueError when the byte count is not
+    `stored_count`.
+    """
+    raw = base64.b64decode(data, validate=True) if isinstance(data, str) else bytes(data)
+    expected = stored_count(seq_len, causal)
+    if len(raw) != expected:
+        raise ValueError(
+            f"a head of seq_len {seq_len} ({'causal' if causal else 'full'}) stores "
+            f"{expected} bytes; got {len(raw)}"
+        )
+    q = np.frombuffer(raw, dtype=np.uint8).astype(np.float64) / QUANT_DENOMINATOR
+    if not causal:
+        return q.reshape(seq_len, seq_len)
+    out = np.zeros((seq_len, seq_len))
+    out[np.tril_indices(seq_len)] = q  # row-major, like quantise_rows
+    return out
+
+
+def decode_attention(asset):
+    """All weights of a precomputed asset (a dict parsed from its JSON).
+
+    Returns ``(n_layers, n_heads, seq_len, seq_len)`` float64; see the module docstring for
+    the format. Raises ValueError (naming layer and head) on a malformed head.
+    """
+    seq_len = int(asset["seq_len"])
+    causal = bool(asset["model"]["causal"])
+    layers = []
+    for layer, heads in enumerate(asset["attention"]["data"]):
+        decoded = []
+        for head, data in enumerate(heads):
+            try:
+                decoded.append(unpack_head(data, seq_len, causal))
+            except ValueError as err:
+                raise ValueError(f"layer {layer}, head {head}: {err}") from None
+        layers.append(decoded)
+    return np.array(layers, dtype=np.float64).reshape(len(layers), -1, seq_len, seq_len)
+
+
+def pack_vectors(x):
+    """Base64 text of an array as little-endian float32, row-major (see `decode_vectors`)."""
+    return base64.b64encode(np.ascontiguousarray(x, dtype="<f4").tobytes()).decode("ascii")
+
+
+def decode_vectors(data, seq_len, d_head):
+    """Decode base64 little-endian float32 vectors to a ``(seq_len, d_head)`` float64 array.
+
+    Raises ValueError when the byte count is not 4 * seq_len * d_head.
+    """
+    raw = base64.b64decode(data, validate=True)
+    if len(raw) != 4 * seq_len * d_head:
+        raise ValueError(
+            f"vectors of shape ({seq_len}, {d_head}) need {4 * seq_len * d_head} bytes; "
+            f"got {len(raw)}"
+        )
+    return np.frombuffer(raw, dtype="<f4").astype(np.float64).reshape(seq_len, d_head)
