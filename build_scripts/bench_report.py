@@ -97,6 +97,8 @@ def machine(browser: str | None = None) -> dict[str, str]:
         "OS": _os_name(),
         "browser": browser if browser is not None else _browser_version(),
         "Python": f"{platform.python_implementation()} {platform.python_version()}",
+        # Other work on a shared machine slows every timing; say how busy it was.
+        "load average": " / ".join(f"{x:.1f}" for x in os.getloadavg()) + " (1/5/15 min)",
     }
 
 
@@ -280,11 +282,12 @@ def main(argv=None) -> int:
     if unknown:
         print(f"bench: unknown section(s) {unknown}; known: {list(SECTIONS)}", file=sys.stderr)
         return 1
+    info = machine()  # before the runs: the load average says how busy the machine was
     rows: list[Row] = []
     for name in wanted:
         print(f"bench: {name} …", flush=True)
         rows += SECTIONS[name](args)
-    out = write_report(rows, machine(), Path(args.out))
+    out = write_report(rows, info, Path(args.out))
     print(out.read_text("utf-8"))
     print(f"bench: written to {out}")
     return 0

@@ -37,7 +37,7 @@ def test_a_new_benchmark_is_one_function_returning_rows():
 
 def test_machine_names_cpu_cores_os_browser_and_python():
     info = machine(browser="headless Chromium 0")
-    assert list(info) == ["CPU", "cores", "OS", "browser", "Python"]
+    assert list(info) == ["CPU", "cores", "OS", "browser", "Python", "load average"]
     assert all(value.strip() for value in info.values())
     assert int(info["cores"]) >= 1
 
