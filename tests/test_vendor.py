@@ -396,7 +396,7 @@ def test_real_lock_is_consistent():
     assert by_name["numpy"]["check_against_lock"]["lock_file"] == "pyodide/pyodide-lock.json"
     names = [p["name"] for p in lock["packages"]]
     assert names.index("pyodide") < names.index("numpy")
-    assert names[-3:] == ["d3-color", "d3-interpolate", "d3-scale-chromatic"]
+    assert {"d3-color", "d3-interpolate", "d3-scale-chromatic", "ajv-dist"} <= set(names)
     katex = by_name["katex"]["files"]
     assert {"katex.min.js", "katex.min.css", "contrib/auto-render.min.js"} <= set(katex)
     assert any(k.startswith("fonts/") and k.endswith(".woff2") for k in katex)
