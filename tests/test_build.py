@@ -79,6 +79,7 @@ def broken_lesson(*fence_body):
         "---",
         "title: Broken",
         "summary: A lesson with a bad lab fence.",
+        "prerequisites: none",
         "---",
         "",
         "# Broken",
@@ -90,6 +91,10 @@ def broken_lesson(*fence_body):
         "```",
         "",
         "After.",
+        "",
+        "## Sources",  # the lesson gate (build_scripts/lesson_checks.py) wants one
+        "",
+        "- None.",
         "",
     ]
     return "\n".join(lines), lines.index("```lab") + 1

@@ -24,10 +24,8 @@
 
   // The site root, from this script's own URL (works under any base path and after
   // instant navigation, which keeps the first page's scripts).
-  const SCRIPT = document.currentScript && document.currentScript.src;
-  const ROOT = SCRIPT
-    ? new URL("../", SCRIPT).href
-    : new URL("./", document.baseURI).href;
+  const SCRIPT = document.currentScript?.src;
+  const ROOT = SCRIPT ? new URL("../", SCRIPT).href : new URL("./", document.baseURI).href;
   const ASSETS = new URL("assets/attention/", ROOT).href;
   const AJV = new URL("vendor/ajv/ajv2020.min.js", ROOT).href;
 
@@ -92,10 +90,7 @@
   }
 
   async function checked(url, what, schemaName) {
-    const [data, validate] = await Promise.all([
-      fetchJson(url, what),
-      validator(schemaName),
-    ]);
+    const [data, validate] = await Promise.all([fetchJson(url, what), validator(schemaName)]);
     if (!validate(data)) {
       const err = validate.errors[0];
       throw new AssetError(
@@ -131,11 +126,15 @@
       throw new AssetError(`${what}: tokens do not have seq_len = ${n} entries`);
     }
     if (asset.attention.data.length !== asset.model.n_layers) {
-      throw new AssetError(`${what}: ${asset.attention.data.length} layers, model says ${asset.model.n_layers}`);
+      throw new AssetError(
+        `${what}: ${asset.attention.data.length} layers, model says ${asset.model.n_layers}`,
+      );
     }
     asset.attention.data.forEach((heads, layer) => {
       if (heads.length !== asset.model.n_heads) {
-        throw new AssetError(`${what}: layer ${layer} has ${heads.length} heads, model says ${asset.model.n_heads}`);
+        throw new AssetError(
+          `${what}: layer ${layer} has ${heads.length} heads, model says ${asset.model.n_heads}`,
+        );
       }
       heads.forEach((_, head) => {
         const got = headBytes(asset, layer, head).length;

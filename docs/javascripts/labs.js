@@ -38,7 +38,8 @@
       root.append(this.body, this.error, this.status);
 
       this.widget = widgets[this.lab].mount(this.body, this);
-      this.error.id = `${this.lab}-error-${(LabController.count = (LabController.count || 0) + 1)}`;
+      LabController.count = (LabController.count || 0) + 1;
+      this.error.id = `${this.lab}-error-${LabController.count}`;
       if (this.widget.controls) this.widget.controls.after(this.error);
       this.widget.render(this.result);
       this._setStatus("initial");
@@ -62,7 +63,7 @@
             runtime.start();
           }
         },
-        { rootMargin: "0px 0px 50% 0px" }
+        { rootMargin: "0px 0px 50% 0px" },
       );
       this.observer.observe(root);
     }
@@ -114,7 +115,7 @@
       this.error.hidden = !message;
       this.error.textContent = message || "";
       if (message) this._setStatus("error");
-      this.widget.markInvalid && this.widget.markInvalid(message ? param : null, this.error.id);
+      this.widget.markInvalid?.(message ? param : null, this.error.id);
     }
 
     _setStatus(status) {
@@ -126,11 +127,18 @@
       const { state, progress } = runtime;
       const queued = this.root.dataset.status === "queued";
       let text = progress.message;
-      if (state === "idle") text = "Showing a precomputed result; Python starts when you use the lab.";
-      else if (state === "loading") text = `${progress.message}… (step ${progress.step} of ${progress.total})${queued ? " Your change will run as soon as Python is ready." : ""}`;
-      else if (state === "failed") text = `${progress.message}. The picture above is the precomputed one; check your connection and press Retry.`;
-      else if (state === "ready" && this.root.dataset.status === "error") text = "Showing the last valid result: correct the value above to recompute.";
-      else if (state === "ready") text = this.runs ? "Live: computed in your browser by Python." : "Python is ready: move a control to recompute.";
+      if (state === "idle")
+        text = "Showing a precomputed result; Python starts when you use the lab.";
+      else if (state === "loading")
+        text = `${progress.message}… (step ${progress.step} of ${progress.total})${queued ? " Your change will run as soon as Python is ready." : ""}`;
+      else if (state === "failed")
+        text = `${progress.message}. The picture above is the precomputed one; check your connection and press Retry.`;
+      else if (state === "ready" && this.root.dataset.status === "error")
+        text = "Showing the last valid result: correct the value above to recompute.";
+      else if (state === "ready")
+        text = this.runs
+          ? "Live: computed in your browser by Python."
+          : "Python is ready: move a control to recompute.";
       this.statusText.textContent = text;
       this.bar.hidden = state !== "loading";
       this.bar.max = progress.total;
@@ -149,12 +157,13 @@
   let mounted = [];
   function mountAll() {
     // Instant navigation replaced the page: forget labs that left the document.
-    mounted = mounted.filter((c) => (document.contains(c.root) ? true : (c.destroy(), false)));
+    for (const c of mounted) if (!document.contains(c.root)) c.destroy();
+    mounted = mounted.filter((c) => document.contains(c.root));
     for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
       let data;
       try {
         data = JSON.parse(root.dataset.config);
-      } catch (err) {
+      } catch {
         root.textContent = "This lab's data is damaged; rebuild the site.";
         continue;
       }

@@ -20,7 +20,9 @@ function progress(step, message) {
 
 /** The message of an error; for a Python traceback, its last line (the exception). */
 function lastLine(err) {
-  const lines = String((err && err.message) || err).trim().split("\n");
+  const lines = String(err?.message || err)
+    .trim()
+    .split("\n");
   return lines[lines.length - 1];
 }
 
@@ -35,14 +37,14 @@ async function init({ indexURL, wheelURL }) {
   const wheel = fetchBytes(wheelURL, "the labs package");
   wheel.catch(() => {}); // reported when awaited below
   try {
-    importScripts(indexURL + "pyodide.js");
+    importScripts(`${indexURL}pyodide.js`);
   } catch (err) {
     throw new Error(`could not load ${indexURL}pyodide.js (${err.message})`);
   }
   progress(2, "Starting Python");
   const pyodide = await loadPyodide({
     indexURL,
-    lockFileURL: indexURL + "pyodide-lock.json",
+    lockFileURL: `${indexURL}pyodide-lock.json`,
     stdout: () => {},
     stderr: () => {},
   });
@@ -51,7 +53,10 @@ async function init({ indexURL, wheelURL }) {
   // settled, leaving the reader at "loading" forever.
   progress(3, "Loading NumPy");
   const reasons = [];
-  await pyodide.loadPackage("numpy", { errorCallback: (m) => reasons.push(m), messageCallback: () => {} });
+  await pyodide.loadPackage("numpy", {
+    errorCallback: (m) => reasons.push(m),
+    messageCallback: () => {},
+  });
   if (!pyodide.loadedPackages.numpy) {
     const reason = reasons.join(" ").replace(/\s+/g, " ").slice(0, 240);
     throw new Error(`could not download NumPy from ${indexURL}${reason ? ` (${reason})` : ""}`);
@@ -60,7 +65,7 @@ async function init({ indexURL, wheelURL }) {
   pyodide.unpackArchive(await wheel, "wheel");
   const runLabJson = pyodide.runPython(
     "import importlib; importlib.invalidate_caches()\n" +
-      "from attention_labs.labs import run_lab_json\nrun_lab_json"
+      "from attention_labs.labs import run_lab_json\nrun_lab_json",
   );
   runLabJson("attention_pattern", "{}"); // warm the code path so the first click is fast
   return runLabJson;
@@ -73,7 +78,7 @@ self.onmessage = async (event) => {
     ready = init(msg);
     ready.then(
       () => self.postMessage({ type: "ready", at: now() }),
-      (err) => self.postMessage({ type: "init-error", error: lastLine(err) })
+      (err) => self.postMessage({ type: "init-error", error: lastLine(err) }),
     );
     return;
   }
@@ -82,7 +87,11 @@ self.onmessage = async (event) => {
   try {
     runLabJson = await ready;
   } catch (err) {
-    self.postMessage({ type: "result", id: msg.id, error: `Python could not start: ${err.message}` });
+    self.postMessage({
+      type: "result",
+      id: msg.id,
+      error: `Python could not start: ${err.message}`,
+    });
     return;
   }
   const t0 = performance.now();

@@ -28,11 +28,13 @@
     start() {
       if (this.worker) return;
       const cfg = this.config || {};
-      const indexURL = cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href;
+      const indexURL =
+        cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href;
       this.timings = { start: performance.now() };
       this.worker = new Worker(new URL("javascripts/pyodide-worker.js", SITE_ROOT));
       this.worker.onmessage = (event) => this._onMessage(event.data);
-      this.worker.onerror = (event) => this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
+      this.worker.onerror = (event) =>
+        this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
       this._setState("loading", { step: 1, total: 5, message: "Downloading Python" });
       // A host that never answers must not leave the reader at "loading" for ever.
       clearTimeout(this.watchdog);
@@ -68,7 +70,9 @@
     }
 
     _onMessage(msg) {
-      if (msg.at) this.timings[`step${msg.type === "ready" ? 5 : msg.step}`] = msg.at - performance.timeOrigin;
+      if (msg.at)
+        this.timings[`step${msg.type === "ready" ? 5 : msg.step}`] =
+          msg.at - performance.timeOrigin;
       if (msg.type === "progress") {
         this._setState("loading", msg);
       } else if (msg.type === "ready") {
@@ -96,7 +100,11 @@
       clearTimeout(this.watchdog);
       if (this.worker) this.worker.terminate(); // a half-started worker is of no use
       this.worker = null;
-      this._setState("failed", { step: 0, total: 5, message: `Python could not start: ${message}` });
+      this._setState("failed", {
+        step: 0,
+        total: 5,
+        message: `Python could not start: ${message}`,
+      });
       for (const { reject } of this.pending.values()) reject(new Error(this.progress.message));
       this.pending.clear();
     }
@@ -114,7 +122,7 @@
    * (1-D) or nested arrays of Float64Array rows, so `weights[q][k]` reads as usual.
    * Masked entries arrive as -Infinity.
    */
-  function unpackArrays(key, value) {
+  function unpackArrays(_key, value) {
     if (!value || typeof value !== "object" || typeof value.__ndarray__ !== "string") return value;
     const bytes = Uint8Array.fromBase64
       ? Uint8Array.fromBase64(value.__ndarray__)
@@ -123,7 +131,9 @@
     const split = (data, shape) => {
       if (shape.length <= 1) return data;
       const size = data.length / shape[0];
-      return Array.from({ length: shape[0] }, (_, i) => split(data.subarray(i * size, (i + 1) * size), shape.slice(1)));
+      return Array.from({ length: shape[0] }, (_, i) =>
+        split(data.subarray(i * size, (i + 1) * size), shape.slice(1)),
+      );
     };
     return split(flat, value.shape);
   }

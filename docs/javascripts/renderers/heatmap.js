@@ -36,7 +36,10 @@
       this.canvas.addEventListener("keydown", (e) => this._onKey(e));
       // Redraw when the reader switches between the light and dark palette.
       this.paletteObserver = new MutationObserver(() => this.draw());
-      this.paletteObserver.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+      this.paletteObserver.observe(document.body, {
+        attributes: true,
+        attributeFilter: ["data-md-color-scheme"],
+      });
     }
 
     /**
@@ -63,7 +66,11 @@
     setData(data) {
       // Long tokens are shortened on the canvas only; the text around it has them whole.
       const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
-      data = { ...data, rowLabels: data.rowLabels.map(short), colLabels: data.colLabels.map(short) };
+      data = {
+        ...data,
+        rowLabels: data.rowLabels.map(short),
+        colLabels: data.colLabels.map(short),
+      };
       this.data = data;
       const n = data.rowLabels.length;
       const m = data.colLabels.length;
@@ -104,7 +111,8 @@
       this.font = `13px ${family}`;
       const bold = `bold 13px ${family}`; // the selected query and key: weight, not colour
       const ctx = this.canvas.getContext("2d");
-      const L = (this.layout = this._layout(ctx));
+      this.layout = this._layout(ctx);
+      const L = this.layout;
       const { rowLabels, colLabels, values, masked, rowNotes } = this.data;
       const n = rowLabels.length;
       const m = colLabels.length;
@@ -139,11 +147,12 @@
         ctx.textAlign = "right";
         ctx.fillStyle = fg;
         ctx.font = sel && sel[0] === q ? bold : this.font;
-        if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0) ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
+        if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0)
+          ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
         ctx.font = this.font;
         for (let k = 0; k < m; k++) {
           const x = L.labelW + k * L.cell;
-          if (masked && masked[q][k]) {
+          if (masked?.[q][k]) {
             ctx.fillStyle = muted;
             ctx.globalAlpha = 0.18;
             ctx.fillRect(x, y, L.cell, L.cell);
@@ -191,7 +200,14 @@
 
     _onKey(event) {
       if (!this.data) return;
-      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -1e9], End: [0, 1e9] };
+      const moves = {
+        ArrowUp: [-1, 0],
+        ArrowDown: [1, 0],
+        ArrowLeft: [0, -1],
+        ArrowRight: [0, 1],
+        Home: [0, -1e9],
+        End: [0, 1e9],
+      };
       const move = moves[event.key];
       if (!move) return;
       event.preventDefault();

@@ -16,7 +16,8 @@
     const spec = Object.fromEntries(lab.schema.map((p) => [p.name, p]));
     const controls = el("div", "attn-lab__controls");
     const inputs = {};
-    let uid = (mount.count = (mount.count || 0) + 1);
+    mount.count = (mount.count || 0) + 1;
+    const uid = mount.count;
     const id = (name) => `attn-${lab.lab}-${uid}-${name}`;
 
     function field(name, label, input, extra) {
@@ -43,7 +44,7 @@
     const hint = el(
       "span",
       "attn-lab__hint",
-      `Separate tokens with spaces (up to ${tokSpec.max_items}, each up to ${tokSpec.max_chars} characters); press Enter to apply.`
+      `Separate tokens with spaces (up to ${tokSpec.max_items}, each up to ${tokSpec.max_chars} characters); press Enter to apply.`,
     );
     hint.id = id("tokens-hint");
     tokens.setAttribute("aria-describedby", hint.id);
@@ -66,13 +67,25 @@
     // logarithmic over the whole allowed range, so 0.1 -> 1 is as long as 1 -> 10.
     const tSpec = spec.temperature;
     const slider = el("input");
-    Object.assign(slider, { type: "range", min: Math.log10(tSpec.minimum), max: Math.log10(tSpec.maximum), step: 0.01 });
+    Object.assign(slider, {
+      type: "range",
+      min: Math.log10(tSpec.minimum),
+      max: Math.log10(tSpec.maximum),
+      step: 0.01,
+    });
     slider.value = Math.log10(lab.params.temperature);
     slider.setAttribute("aria-label", "Temperature (logarithmic slider)");
-    const fromSlider = () => Math.min(tSpec.maximum, Math.max(tSpec.minimum, Number((10 ** slider.value).toPrecision(2))));
+    const fromSlider = () =>
+      Math.min(tSpec.maximum, Math.max(tSpec.minimum, Number((10 ** slider.value).toPrecision(2))));
     slider.setAttribute("aria-valuetext", String(lab.params.temperature));
     const tBox = field("temperature", "Temperature", el("input"), slider);
-    Object.assign(tBox, { type: "number", min: tSpec.minimum, max: tSpec.maximum, step: "any", value: lab.params.temperature });
+    Object.assign(tBox, {
+      type: "number",
+      min: tSpec.minimum,
+      max: tSpec.maximum,
+      step: "any",
+      value: lab.params.temperature,
+    });
     slider.addEventListener("input", () => {
       const t = fromSlider();
       tBox.value = t;
@@ -83,17 +96,26 @@
       numberChanged(tBox, "temperature", () => {
         slider.value = Math.log10(Number(tBox.value));
         slider.setAttribute("aria-valuetext", tBox.value);
-      })
+      }),
     );
 
     // d_head.
     const dSpec = spec.d_head;
     const dHead = field("d_head", "d_head", el("input"));
-    Object.assign(dHead, { type: "number", min: dSpec.minimum, max: dSpec.maximum, step: 1, value: lab.params.d_head });
+    Object.assign(dHead, {
+      type: "number",
+      min: dSpec.minimum,
+      max: dSpec.maximum,
+      step: 1,
+      value: lab.params.d_head,
+    });
     dHead.addEventListener("change", () => numberChanged(dHead, "d_head"));
 
     // Toggles.
-    for (const [name, label] of [["causal", "Causal mask"], ["scale", "Divide by √d_head"]]) {
+    for (const [name, label] of [
+      ["causal", "Causal mask"],
+      ["scale", "Divide by √d_head"],
+    ]) {
       const box = el("input");
       box.type = "checkbox";
       box.checked = lab.params[name];
@@ -112,7 +134,9 @@
     // New random vectors.
     const reseed = el("button", "md-button attn-lab__reseed", "New random vectors");
     reseed.type = "button";
-    reseed.addEventListener("click", () => lab.update({ seed: (lab.params.seed + 1) % spec.seed.maximum }));
+    reseed.addEventListener("click", () =>
+      lab.update({ seed: (lab.params.seed + 1) % spec.seed.maximum }),
+    );
     controls.append(reseed);
 
     /** Send a typed number only if it is within the schema's limits; else explain. */
@@ -132,12 +156,14 @@
 
     const figure = el("div", "attn-lab__figure");
     const heatmap = new Heatmap(figure, {
-      label: "Attention weights: one row per query token, one column per key token. Focus and use the arrow keys to read cells.",
+      label:
+        "Attention weights: one row per query token, one column per key token. Focus and use the arrow keys to read cells.",
       onSelect: (q, k) => describe(q, k),
     });
     const cellInfo = el("p", "attn-lab__cell");
     cellInfo.setAttribute("aria-live", "polite");
-    cellInfo.textContent = "Click a cell, or focus the heatmap and use the arrow keys, to read its weight.";
+    cellInfo.textContent =
+      "Click a cell, or focus the heatmap and use the arrow keys, to read its weight.";
 
     const details = el("details", "attn-lab__table");
     const summary = el("summary", null, "Show as a table: each query's top key and entropy (bits)");
@@ -174,11 +200,10 @@
       const t = result.tokens;
       const w = result.weights[q][k];
       const logit = result.logits[q][k];
-      cellInfo.textContent =
-        isMasked(logit)
-          ? `Query “${t[q]}” (${q}) cannot see key “${t[k]}” (${k}): masked, weight 0.`
-          : `Query “${t[q]}” (${q}) → key “${t[k]}” (${k}): weight ${fmt(w)}, logit ${fmt(logit, 3)}. ` +
-            `Row entropy ${fmt(result.entropy_bits[q], 3)} bits of at most ${fmt(result.max_entropy_bits[q], 3)}.`;
+      cellInfo.textContent = isMasked(logit)
+        ? `Query “${t[q]}” (${q}) cannot see key “${t[k]}” (${k}): masked, weight 0.`
+        : `Query “${t[q]}” (${q}) → key “${t[k]}” (${k}): weight ${fmt(w)}, logit ${fmt(logit, 3)}. ` +
+          `Row entropy ${fmt(result.entropy_bits[q], 3)} bits of at most ${fmt(result.max_entropy_bits[q], 3)}.`;
     }
 
     function render(res) {
@@ -194,7 +219,14 @@
       const rows = t.map((token, q) => {
         const tr = el("tr");
         const k = res.top_key[q];
-        for (const v of [token, t[k], fmt(res.weights[q][k], 3), fmt(res.entropy_bits[q], 3), fmt(res.max_entropy_bits[q], 3)]) tr.append(el("td", null, String(v)));
+        for (const v of [
+          token,
+          t[k],
+          fmt(res.weights[q][k], 3),
+          fmt(res.entropy_bits[q], 3),
+          fmt(res.max_entropy_bits[q], 3),
+        ])
+          tr.append(el("td", null, String(v)));
         return tr;
       });
       tbody.replaceChildren(...rows);

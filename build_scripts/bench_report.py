@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""`make bench`: run every benchmark of the project; write one Markdown table of the results,
+with the machine they ran on, to bench-results/REPORT.md (the About page shows the copy
+committed there).
+
+A benchmark is a *section*: a function ``section(args) -> list[Row]`` listed in
+``SECTIONS``. To add one, write the function (in its own module if it is big) and add a
+line to ``SECTIONS``; the report writer does the rest. Sections never assert anything:
+speed is measured here, not in tests.
+
+Usage: python build_scripts/bench_report.py [--runs 5] [--only build,budget,lab,precompute]
+                                             [--out bench-results/REPORT.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))
+OUT = ROOT / "bench-results" / "REPORT.md"
+
+
+@dataclass
+class Row:
+    """One measured number: ``benchmark`` (which), ``measure`` (what), ``value`` (with its
+    unit, e.g. "5.5 s (5.1–6.0)"), ``notes`` (how, if it is not obvious)."""
+
+    benchmark: str
+    measure: str
+    value: str
+    notes: str = ""
+
+
+def med(values, unit="ms", scale=1.0, digits=1) -> str:
+    """Median (min–max) of ``values`` times ``scale``, with ``unit``."""
+    v = [x * scale for x in values if x is not None]
+    if not v:
+        return "–"
+    return f"{statistics.median(v):.{digits}f} {unit} ({min(v):.{digits}f}–{max(v):.{digits}f})"
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _os_name() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return f"{line.split('=', 1)[1].strip(chr(34))}, {platform.system()} " + (
+                    platform.release()
+                )
+    except OSError:
+        pass
+    return platform.platform()
+
+
+def _browser_version() -> str:
+    from conftest import CHROMIUM_ARGS, chromium_path
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            return f"headless Chromium {browser.version}"
+        finally:
+            browser.close()
+
+
+def machine(browser: str | None = None) -> dict[str, str]:
+    """What the numbers were measured on."""
+    return {
+        "CPU": _cpu_model(),
+        "cores": str(os.cpu_count()),
+        "OS": _os_name(),
+        "browser": browser if browser is not None else _browser_version(),
+        "Python": f"{platform.python_implementation()} {platform.python_version()}",
+        # Other work on a shared machine slows every timing; say how busy it was.
+        "load average": " / ".join(f"{x:.1f}" for x in os.getloadavg()) + " (1/5/15 min)",
+    }
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def lab_section(args) -> list[Row]:
+    """The live lab (build_scripts/bench.py): cold start, recompute latency, second visit."""
+    import bench
+
+    bench.main(["--runs", str(args.runs), "--repeats", str(args.repeats)])
+    r = bench.RESULTS
+    rows = []
+    note = f"from navigation start; {r['runs']} cold runs, a new browser each"
+    for mode, runs in r["cold"].items():
+        name = f"lab, cold start ({mode})"
+
+        def col(key, runs=runs):
+            return [run[key] for run in runs]
+
+        rows += [
+            Row(name, "first picture (build's result)", med(col("initial")), note),
+            Row(name, "Python ready", med(col("ready"), "s", 1e-3, 2), note),
+            Row(name, "first recompute shown", med(col("firstRecompute"), "s", 1e-3, 2), note),
+            Row(name, "bytes sent", med(col("bytes"), "MB", 1e-6, 2), "whole run, server side"),
+        ]
+    rows.append(
+        Row(
+            "lab, second visit",
+            "Python ready",
+            med(r["warm"], "s", 1e-3, 2),
+            "page reloaded, HTTP cache warm",
+        )
+    )
+    for n, lat in r["latency"].items():
+        rows += [
+            Row(
+                "lab, one recompute",
+                f"seq_len {n}: control change to redrawn",
+                med(lat["total"]),
+                f"{r['repeats']} repeats",
+            ),
+            Row("lab, one recompute", f"seq_len {n}: in the worker", med(lat["worker"]), ""),
+        ]
+    return rows
+
+
+def budget_section(args) -> list[Row]:
+    """Bytes per page (build_scripts/check_site.py), next to the budget in budget.json."""
+    import yaml
+    from check_site import budget_for, check_site, load_budget
+    from conftest import CHROMIUM_ARGS, chromium_path
+    from playwright.sync_api import sync_playwright
+
+    site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get("site_url")
+    budget = load_budget()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            report = check_site(ROOT / "site", browser, schemes=("light",), site_url=site_url)
+        finally:
+            browser.close()
+    rows = []
+    for r in report.bytes:
+        limits = budget_for(budget, r.page)
+        rows.append(
+            Row(
+                f"page /{r.page}",
+                "HTML+CSS+JS before a lab starts",
+                f"{r.initial_sent / 1000:.0f} kB sent, {r.initial_raw / 1000:.0f} kB uncompressed",
+                f"budget {limits['initial_kb']} kB sent",
+            )
+        )
+        if r.payload is not None:
+            rows.append(
+                Row(
+                    f"page /{r.page}",
+                    "lab payload (Pyodide, NumPy, labs wheel)",
+                    f"{r.payload / 1e6:.1f} MB uncompressed",
+                    f"budget {limits['lab_payload_mb']} MB",
+                )
+            )
+    return rows
+
+
+def build_section(args) -> list[Row]:
+    """`mkdocs build --strict` of the whole site (hooks compute every lab's first result)."""
+    seconds = []
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    out = ROOT / "build" / "bench-site"
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run(
+            [str(mkdocs), "build", "--strict", "--quiet", "-d", str(out)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
+        seconds.append(time.perf_counter() - t0)
+    return [Row("site build", "mkdocs build --strict", med(seconds, "s", 1, 2), "3 runs")]
+
+
+def rows_from_table(markdown: str, benchmark: str) -> list[Row]:
+    """Rows of a two-column ``| measure | value |`` Markdown table (the header skipped): for
+    a benchmark script that writes its own report."""
+    rows = []
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 2 or set(cells[1]) <= set("-: "):
+            continue
+        if cells == ["measure", "value"]:
+            continue
+        rows.append(Row(benchmark, cells[0], cells[1]))
+    return rows
+
+
+def precompute_section(args) -> list[Row]:
+    """Real attention maps (build_scripts/bench_precompute.py): CPU time and asset bytes."""
+    import bench_precompute
+
+    out = ROOT / "bench-results" / "precompute.md"
+    bench_precompute.main(["--runs", str(args.runs), "--out", str(out)])
+    return rows_from_table(out.read_text("utf-8"), "precompute (real maps)")
+
+
+# Every benchmark of the project, in report order. Add a line for a new one.
+SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
+    "build": build_section,
+    "budget": budget_section,
+    "lab": lab_section,
+    "precompute": precompute_section,
+}
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(rows: list[Row], info: dict[str, str], when: str) -> str:
+    """The report: a heading, the machine, and one table with every row."""
+    lines = [
+        "## Benchmark report",
+        "",
+        f"Written by `make bench` on {when}. Machine: "
+        + "; ".join(f"{k} {_cell(v)}" for k, v in info.items())
+        + ". Timings are median (min–max).",
+        "",
+        "| benchmark | measure | value | notes |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {_cell(r.benchmark)} | {_cell(r.measure)} | {_cell(r.value)} | {_cell(r.notes)} |"
+        for r in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(rows: list[Row], info: dict[str, str], out: Path = OUT, when=None) -> Path:
+    when = when or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(rows, info, when), "utf-8")
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="cold runs (lab)")
+    parser.add_argument("--repeats", type=int, default=30, help="recomputes per seq_len (lab)")
+    parser.add_argument("--only", default=",".join(SECTIONS), help="sections, comma-separated")
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args(argv)
+    if not (ROOT / "site" / "index.html").is_file():
+        print("bench: site/ is not built: run `make build`", file=sys.stderr)
+        return 1
+    wanted = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in SECTIONS]
+    if unknown:
+        print(f"bench: unknown section(s) {unknown}; known: {list(SECTIONS)}", file=sys.stderr)
+        return 1
+    info = machine()  # before the runs: the load average says how busy the machine was
+    rows: list[Row] = []
+    for name in wanted:
+        print(f"bench: {name} …", flush=True)
+        rows += SECTIONS[name](args)
+    out = write_report(rows, info, Path(args.out))
+    print(out.read_text("utf-8"))
+    print(f"bench: written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""The built site in headless Chromium, page by page: the gates a static build cannot check.
+
+    python build_scripts/check_site.py [--site site] [--budget build_scripts/budget.json]
+                                       [--page lessons/03-attention-pattern/ ...] [--no-lab]
+
+For every page of the built site (each ``index.html`` and ``404.html``), served by
+build_scripts/serve.py on 127.0.0.1 with every other address unreachable:
+
+* **offline / no external request**: the page loads with nothing requested from any other
+  host, no file it asks for is missing (4xx/5xx) and no JavaScript error is thrown; on a
+  page with a lab, the lab starts (Pyodide + NumPy + labs wheel, all from the site) and
+  recomputes once;
+* **accessibility**: axe-core (from npm, node_modules/axe-core) finds no serious or critical
+  violation, in the light and the dark palette, with the labs' ``<details>`` expanded (and,
+  in light, after the lab has started); every ``<canvas>`` (a heatmap) has a text
+  alternative;
+* **performance budget** (build_scripts/budget.json): the HTML+CSS+JS a page fetches before
+  any lab starts, in bytes sent (gzip where the site has a ``.gz`` copy, as the server and
+  most static hosts send it), and the Pyodide payload a lab fetches (uncompressed: what
+  the reader's browser must hold).
+
+Each problem is one line ``docs/<source> (page <url path>, <palette>): <what>: <what to do>``.
+Exit status 1 if there is any. Needs `make build` (the site) and `npm ci` (axe-core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from serve import make_server  # noqa: E402
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+BUDGET = HERE / "budget.json"
+LAB = ".attn-lab"  # a lab placeholder (build_scripts/lab_fences.py)
+FAILING_IMPACTS = ("serious", "critical")
+# What a lab fetches to start: the worker, Pyodide + NumPy, the labs wheel.
+PAYLOAD_PREFIXES = ("vendor/pyodide/", "vendor/labs/", "javascripts/pyodide-worker.js")
+PAGE_TYPES = {".html": "html", ".css": "css", ".js": "js", ".mjs": "js"}
+PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
+SETTLE_MS = 15_000  # most a page may keep the network busy after "load"
+
+AXE_JS = """async (failing) => {
+  const r = await axe.run(document, {resultTypes: ['violations']});
+  return r.violations.filter((v) => failing.includes(v.impact)).map((v) => ({
+    id: v.id, impact: v.impact, help: v.help, url: v.helpUrl,
+    nodes: v.nodes.slice(0, 3).map((n) => ({target: n.target.join(' '),
+      why: (n.any[0] || n.all[0] || n.none[0] || {}).message || ''})),
+    count: v.nodes.length}));
+}"""
+
+# A canvas or an <svg> drawn as a picture needs a name (role="img" + aria-label/-labelledby)
+# unless it is hidden from assistive technology.
+CANVAS_JS = """() => Array.from(document.querySelectorAll('canvas, svg[role=img]'))
+  .filter((c) => !c.closest('[aria-hidden=true]'))
+  .filter((c) => c.getAttribute('role') !== 'img' || !((c.getAttribute('aria-label') || '').trim()
+      || (c.getAttribute('aria-labelledby') || '').trim()))
+  .map((c) => c.outerHTML.slice(0, 80))"""
+
+OPEN_DETAILS_JS = f"""() => {{
+  for (const d of document.querySelectorAll('{LAB} details')) d.open = true;
+  return document.querySelectorAll('{LAB} details').length;
+}}"""
+
+
+@dataclass
+class PageBytes:
+    """Bytes one page fetched: ``initial`` by kind (html/css/js/other) before a lab starts,
+    as sent and uncompressed, and ``payload`` (uncompressed) fetched to start its lab."""
+
+    page: str
+    sent: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)
+    payload: int | None = None
+
+    @property
+    def initial_sent(self) -> int:
+        return sum(self.sent.get(k, 0) for k in ("html", "css", "js"))
+
+    @property
+    def initial_raw(self) -> int:
+        return sum(self.raw.get(k, 0) for k in ("html", "css", "js"))
+
+
+@dataclass
+class Report:
+    problems: list[str] = field(default_factory=list)
+    bytes: list[PageBytes] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def site_pages(site: Path) -> list[str]:
+    """URL paths of every built page: "" (home), "lessons/x/", ..., "404.html"."""
+    pages = []
+    for index in sorted(site.rglob("index.html")):
+        rel = index.parent.relative_to(site).as_posix()
+        if rel.split("/")[0] in ("vendor", "assets", "search"):
+            continue
+        pages.append("" if rel == "." else rel + "/")
+    if (site / "404.html").is_file():
+        pages.append("404.html")
+    return pages
+
+
+def source_of(page: str, docs: Path) -> str:
+    """The Markdown (or notebook) file a page was built from, as ``docs/...``, if found."""
+    stem = page.rstrip("/") or "index"
+    if page.endswith(".html"):
+        stem = page[: -len(".html")]
+    for candidate in (f"{stem}.md", f"{stem}/index.md", f"{stem}.ipynb", f"{stem}.py"):
+        if (docs / candidate).is_file():
+            return f"docs/{candidate}"
+    return f"site/{page or 'index.html'}"
+
+
+def site_file(site: Path, url_path: str) -> Path | None:
+    rel = unquote(url_path).lstrip("/")
+    path = site / rel
+    if rel == "" or rel.endswith("/") or path.is_dir():
+        path = path / "index.html"
+    return path if path.is_file() else None
+
+
+def count_bytes(site: Path, base: str, urls: list[str], record: PageBytes) -> None:
+    """Fill ``record`` from the local URLs a page requested (each file counted once)."""
+    payload = 0
+    for url in dict.fromkeys(urls):
+        if not url.startswith(base):
+            continue
+        rel = urlsplit(url).path.lstrip("/")
+        path = site_file(site, rel)
+        if path is None:
+            continue
+        raw = path.stat().st_size
+        gz = path.with_name(path.name + ".gz")
+        sent = gz.stat().st_size if gz.is_file() else raw
+        if rel.startswith(PAYLOAD_PREFIXES):
+            payload += raw
+            continue
+        kind = PAGE_TYPES.get(path.suffix, "other")
+        record.sent[kind] = record.sent.get(kind, 0) + sent
+        record.raw[kind] = record.raw.get(kind, 0) + raw
+    if payload:
+        record.payload = payload
+
+
+# --------------------------------------------------------------------------- static scan
+
+# Elements and attributes that make a browser fetch (an <a href> is only a link).
+FETCHING = {
+    "script": ("src",),
+    "img": ("src", "srcset"),
+    "iframe": ("src",),
+    "source": ("src", "srcset"),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "embed": ("src",),
+    "object": ("data",),
+    "track": ("src",),
+    "input": ("src",),
+}
+LINK_RELS = {"stylesheet", "preload", "prefetch", "preconnect", "dns-prefetch", "modulepreload",
+             "icon", "manifest"}  # fmt: skip
+REMOTE = re.compile(r"^(?:https?:)?//", re.IGNORECASE)
+CSS_REMOTE = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])((?:https?:)?//[^'")\s]+)""", re.I)
+
+
+class _Fetches(HTMLParser):
+    """The remote URLs a page's HTML would make a browser fetch, found without running it
+    (so a lazy image below the fold counts too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.remote: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        names = FETCHING.get(tag, ())
+        if tag == "link" and LINK_RELS & set((a.get("rel") or "").lower().split()):
+            names = ("href",)
+        for name in names:
+            for url in re.split(r",\s*", a.get(name) or ""):
+                url = url.strip().split(" ")[0]
+                if REMOTE.match(url):
+                    self.remote.append(url)
+
+
+def static_remote_fetches(site: Path, page_path: str, css_urls: list[str]) -> list[str]:
+    """Remote URLs in the page's HTML and in the local stylesheets it loaded."""
+    found: list[str] = []
+    html = site_file(site, page_path)
+    if html is not None:
+        parser = _Fetches()
+        parser.feed(html.read_text("utf-8", errors="replace"))
+        found += parser.remote
+    for rel in css_urls:
+        css = site_file(site, rel)
+        if css is not None:
+            found += CSS_REMOTE.findall(css.read_text("utf-8", errors="replace"))
+    return found
+
+
+# --------------------------------------------------------------------------- budget
+
+
+def load_budget(path: Path = BUDGET) -> dict:
+    return json.loads(Path(path).read_text("utf-8"))
+
+
+def budget_for(budget: dict, page: str) -> dict:
+    return {**budget["default"], **budget.get("pages", {}).get(page, {})}
+
+
+def budget_problems(records: list[PageBytes], budget: dict, where) -> list[str]:
+    """A message with the numbers for every page over its budget; ``where(page)`` names it."""
+    out = []
+    for r in records:
+        limits = budget_for(budget, r.page)
+        initial_max = limits["initial_kb"] * 1000
+        if r.initial_sent > initial_max:
+            parts = ", ".join(
+                f"{k} {r.sent.get(k, 0) / 1000:.0f} kB" for k in ("html", "css", "js")
+            )
+            out.append(
+                f"{where(r.page)}: {r.initial_sent / 1000:.0f} kB of HTML+CSS+JS before any lab "
+                f"starts ({parts}), over the budget of {limits['initial_kb']} kB: make the page "
+                "or what it loads smaller, or raise its entry in build_scripts/budget.json "
+                "(with the reason) if the bytes are worth it"
+            )
+        payload_max = limits["lab_payload_mb"] * 1e6
+        if r.payload is not None and r.payload > payload_max:
+            out.append(
+                f"{where(r.page)}: its lab fetches {r.payload / 1e6:.1f} MB of Pyodide, packages "
+                f"and labs wheel, over the budget of {limits['lab_payload_mb']} MB: load fewer "
+                "packages, or raise lab_payload_mb in build_scripts/budget.json with the reason"
+            )
+    return out
+
+
+def budget_table(records: list[PageBytes], budget: dict) -> str:
+    lines = [
+        "| page | HTML+CSS+JS sent | (uncompressed) | other files | budget | lab payload "
+        "| budget |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in records:
+        limits = budget_for(budget, r.page)
+        payload = "–" if r.payload is None else f"{r.payload / 1e6:.1f} MB"
+        lines.append(
+            f"| /{r.page} | {r.initial_sent / 1000:.0f} kB | {r.initial_raw / 1000:.0f} kB | "
+            f"{r.sent.get('other', 0) / 1000:.0f} kB | {limits['initial_kb']} kB | {payload} | "
+            f"{limits['lab_payload_mb']} MB |"
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- browser
+
+
+def _axe_problems(page, where: str) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    out = []
+    for v in page.evaluate(AXE_JS, list(FAILING_IMPACTS)):
+        nodes = "; ".join(
+            f"{n['target']}" + (f" ({n['why']})" if n["why"] else "") for n in v["nodes"]
+        )
+        more = f" and {v['count'] - 3} more" if v["count"] > 3 else ""
+        out.append(
+            f"{where}: axe {v['impact']} '{v['id']}': {v['help']}, at {nodes}{more}: "
+            f"fix the markup or CSS, see {v['url']}"
+        )
+    for html in page.evaluate(CANVAS_JS):
+        out.append(
+            f'{where}: {html}... has no text alternative: give it role="img" and an '
+            "aria-label that says what it shows, and put its numbers in text (e.g. a table)"
+        )
+    return out
+
+
+def _settle(page) -> None:
+    try:
+        page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
+    except Exception:  # a page that keeps polling is not an error here
+        pass
+
+
+def check_page(
+    browser, base: str, site: Path, page_path: str, where, scheme: str, start_lab: bool
+) -> tuple[list[str], PageBytes | None]:
+    """Load one page in a fresh context with the given palette; returns its problems and,
+    in light, its bytes."""
+    problems: list[str] = []
+    name = where(page_path, scheme)
+
+    def name_with(note: str) -> str:
+        return where(page_path, scheme, note)
+
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme=scheme)
+    requests: list[str] = []
+    external: list[str] = []
+
+    def on_request(request):
+        url = request.url
+        requests.append(url)
+        if not url.startswith((base, "data:", "blob:")):
+            external.append(url)
+
+    def route(route):
+        url = route.request.url
+        if url.startswith((base, "data:", "blob:")):
+            route.continue_()
+        else:
+            route.abort("blockedbyclient")
+
+    context.on("request", on_request)
+    context.route("**/*", route)
+    failed: list[str] = []
+    context.on(
+        "response",
+        lambda r: (
+            failed.append(f"{r.status} {r.url}")
+            if r.status >= 400 and r.url.startswith(base)
+            else None
+        ),
+    )
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e).splitlines()[0]))
+        page.goto(base + page_path, wait_until="load")
+        _settle(page)
+        record = PageBytes(page_path) if scheme == "light" else None
+        if record is not None:
+            count_bytes(site, base, requests, record)
+            record.payload = None  # only what the started lab fetches counts (below)
+        palette = page.evaluate("() => document.body.dataset.mdColorScheme || ''")
+        if palette != ("slate" if scheme == "dark" else "default"):
+            problems.append(
+                f"{name}: the {scheme} palette did not apply (data-md-color-scheme is "
+                f"{palette!r}): keep both palettes with their media queries in mkdocs.yml"
+            )
+        expanded = page.evaluate(OPEN_DETAILS_JS)
+        problems += _axe_problems(page, name_with("labs expanded") if expanded else name)
+        if start_lab and page.locator(LAB).count():
+            problems += _start_lab(page, name)
+            page.evaluate(OPEN_DETAILS_JS)
+            problems += _axe_problems(page, name_with("lab started"))
+            if record is not None:
+                count_bytes(site, base, requests, scratch := PageBytes(page_path))
+                record.payload = scratch.payload or 0
+    finally:
+        context.close()
+    css = [urlsplit(u).path for u in requests if u.startswith(base) and u.endswith(".css")]
+    for url in static_remote_fetches(site, page_path, css):
+        if url not in external:
+            external.append(url)
+    for url in dict.fromkeys(external):
+        problems.append(
+            f"{name}: asks for {url}: a page may load nothing from another host (it must work "
+            "offline and send nothing anywhere): vendor the file (build_scripts/vendor.py) or "
+            "make it a plain link"
+        )
+    for item in dict.fromkeys(failed):
+        problems.append(
+            f"{name}: {item}: a file the page asks for is missing from the built site: fix the "
+            "path, or the build step that should make it"
+        )
+    for err in dict.fromkeys(errors):
+        problems.append(
+            f"{name}: JavaScript error: {err}: fix the script (see the browser console)"
+        )
+    return problems, record
+
+
+def _start_lab(page, name: str) -> list[str]:
+    """Scroll to the first lab, wait for Python, recompute once; problems if it fails."""
+    lab = page.locator(LAB).first
+    lab.scroll_into_view_if_needed()
+    try:
+        page.wait_for_selector(
+            f"{LAB}[data-runtime=ready], {LAB}[data-runtime=failed]", timeout=PYTHON_TIMEOUT_MS
+        )
+        if lab.get_attribute("data-runtime") == "failed":
+            raise RuntimeError("Python failed to start")
+        page.evaluate(f"() => document.querySelector('{LAB}').attnLab.update({{}})")
+        page.wait_for_function(
+            f"() => Number(document.querySelector('{LAB}').dataset.runs || 0) >= 1",
+            timeout=PYTHON_TIMEOUT_MS,
+        )
+    except Exception:
+        status = page.evaluate(
+            f"() => document.querySelector('{LAB} .attn-lab__status')?.innerText || ''"
+        )
+        status = " ".join(status.split())
+        return [
+            f"{name}: the lab did not start from the local site with the network blocked "
+            f"(the lab says: {status!r}): check docs/vendor (make vendor) and the worker"
+        ]
+    return []
+
+
+def check_site(
+    site: Path,
+    browser,
+    pages: list[str] | None = None,
+    schemes: tuple[str, ...] = ("light", "dark"),
+    start_labs: bool = True,
+    budget: dict | None = None,
+    docs: Path = ROOT / "docs",
+    site_url: str | None = None,
+) -> Report:
+    """Run every browser gate on ``pages`` (default: all) of the built ``site``."""
+    if not AXE.is_file():
+        raise SystemExit(f"check_site: {AXE} is missing: run `npm ci` (make test does it)")
+    started = time.monotonic()
+    budget = budget if budget is not None else load_budget()
+    pages = site_pages(site) if pages is None else pages
+    httpd = make_server(site, 0, site_url=site_url)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    report = Report()
+
+    def where(page, *notes):
+        return f"{source_of(page, docs)} (page /{page}" + "".join(f", {n}" for n in notes) + ")"
+
+    try:
+        for page_path in pages:
+            for scheme in schemes:
+                problems, record = check_page(
+                    browser, base, site, page_path, where, scheme, start_labs and scheme == "light"
+                )
+                report.problems += problems
+                if record is not None:
+                    report.bytes.append(record)
+    finally:
+        httpd.shutdown()
+    report.problems += budget_problems(report.bytes, budget, where)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", default=str(ROOT / "site"), help="the built site")
+    parser.add_argument("--budget", default=str(BUDGET), help="the budget file")
+    parser.add_argument("--page", action="append", help="only this page (URL path); repeatable")
+    parser.add_argument("--no-lab", action="store_true", help="do not start the labs")
+    args = parser.parse_args(argv)
+    site = Path(args.site)
+    if not (site / "index.html").is_file():
+        print(f"check_site: {site}/index.html not found: run `make build`", file=sys.stderr)
+        return 1
+    import yaml
+    from conftest import CHROMIUM_ARGS, chromium_path
+    from playwright.sync_api import sync_playwright
+
+    site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get("site_url")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            report = check_site(
+                site,
+                browser,
+                args.page,
+                start_labs=not args.no_lab,
+                budget=load_budget(Path(args.budget)),
+                site_url=site_url,
+            )
+        finally:
+            browser.close()
+    print(budget_table(report.bytes, load_budget(Path(args.budget))))
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    n = len(report.problems)
+    print(f"check_site: {len(report.bytes)} pages, {n} problem(s), {report.seconds:.0f} s")
+    return 1 if n else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
