@@ -282,7 +282,7 @@ def render_exercise(spec: dict, where: str, indent: str) -> str:
     lines = [
         f'<div class="attn-exercise" id="exercise-{ex_id}" data-kind="{spec["kind"]}" '
         f'role="group" aria-label="Exercise: {html.escape(spec["title"])}" '
-        f'data-config="{_data(config)}" markdown="1">',
+        f'data-cell-config="{_data(config)}" markdown="1">',
         f'<p class="attn-exercise__title"><span class="attn-exercise__badge" hidden>Solved</span>'
         f"<strong>Exercise:</strong> {title}</p>",
         "",
@@ -316,7 +316,7 @@ def render_cell(code: str, n: int, src_path: str, line_no: int, indent: str) -> 
     config = {"n": n, "code": code, "runtime": lab_fences.RUNTIME}
     return indent + (
         f'<div class="attn-cell" role="group" aria-label="Python cell {n}" '
-        f'data-config="{_data(config)}"><pre class="attn-cell__static"><code>'
+        f'data-cell-config="{_data(config)}"><pre class="attn-cell__static"><code>'
         f"{_inert_text(code)}</code></pre></div>"
     )
 

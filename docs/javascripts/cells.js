@@ -462,7 +462,7 @@
       runtime.forgetNamespaces(page);
       for (const root of fresh) {
         try {
-          cells.push(new CellController(root, JSON.parse(root.dataset.config), page));
+          cells.push(new CellController(root, JSON.parse(root.dataset.cellConfig), page));
         } catch (err) {
           root.textContent = `This cell could not be set up (${err.message}); rebuild the site.`;
         }
@@ -471,7 +471,7 @@
     for (const root of document.querySelectorAll(".attn-exercise:not([data-mounted])")) {
       root.dataset.mounted = "true";
       try {
-        const data = JSON.parse(root.dataset.config);
+        const data = JSON.parse(root.dataset.cellConfig);
         if (data.kind === "numeric") new NumericExercise(root, data);
         else new CodeExercise(root, data);
       } catch (err) {
