@@ -345,6 +345,7 @@
       this.data = data;
       this.running = false;
       runtime.config = runtime.config || data.runtime;
+      root.attnExercise = this;
       const box = root.querySelector(".attn-exercise__code");
       const static_ = box.querySelector(".attn-cell__static");
       this.toolbar = el("div", "attn-cell__toolbar");
