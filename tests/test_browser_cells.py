@@ -100,6 +100,14 @@ def test_cells_run_share_a_namespace_and_show_output_value_and_heatmap(recorded)
     figure = page.locator(f"{CELL} >> nth=1 >> canvas.attn-heatmap")
     assert figure.count() == 1
     assert "A causal pattern" in figure.get_attribute("aria-label")
+    table = page.locator(f"{CELL} >> nth=1 >> .attn-lab__table")  # its text alternative
+    assert table.locator("tbody tr").count() == 4
+    assert table.locator("tbody tr >> nth=0 >> td").all_inner_texts() == [
+        "1.000",
+        "0.000",
+        "0.000",
+        "0.000",
+    ]
     assert recorded.errors == []
     assert recorded.external_requests() == []
 

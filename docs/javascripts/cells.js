@@ -126,9 +126,34 @@
         const map = new window.AttnLabs.Heatmap(fig, { label: `${title}: ${item.rows.length} queries × ${item.cols.length} keys` });
         map.setData({ rowLabels: item.rows, colLabels: item.cols, values: item.values });
         fig.append(el("figcaption", "attn-cell__caption", title));
-        box.append(fig);
+        box.append(fig, valuesTable(item, title));
       }
     }
+  }
+
+  /** The heatmap's text alternative: its values in a table, in a disclosure. */
+  function valuesTable(item, title) {
+    const details = el("details", "attn-lab__table");
+    details.append(el("summary", "", `${title}: the weights as a table`));
+    const scroll = el("div", "attn-lab__table-scroll");
+    scroll.tabIndex = 0;
+    scroll.setAttribute("role", "region");
+    scroll.setAttribute("aria-label", `${title}: weights (rows are queries, columns are keys)`);
+    const table = el("table");
+    const head = el("tr");
+    head.append(el("th", "", "query \\ key"));
+    for (const c of item.cols) head.append(Object.assign(el("th", "", c), { scope: "col" }));
+    table.append(el("thead"), el("tbody"));
+    table.tHead.append(head);
+    item.values.forEach((row, i) => {
+      const tr = el("tr");
+      tr.append(Object.assign(el("th", "", item.rows[i]), { scope: "row" }));
+      for (const v of row) tr.append(el("td", "", v.toFixed(3)));
+      table.tBodies[0].append(tr);
+    });
+    scroll.append(table);
+    details.append(scroll);
+    return details;
   }
 
   // Runtime messages shared by cells and code exercises.
