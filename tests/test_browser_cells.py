@@ -102,7 +102,7 @@ def test_cells_run_share_a_namespace_and_show_output_value_and_heatmap(recorded)
     assert "A causal pattern" in figure.get_attribute("aria-label")
     table = page.locator(f"{CELL} >> nth=1 >> .attn-lab__table")  # its text alternative
     assert table.locator("tbody tr").count() == 4
-    assert table.locator("tbody tr >> nth=0 >> td").all_inner_texts() == [
+    assert table.locator("tbody tr >> nth=0 >> td").all_text_contents() == [
         "1.000",
         "0.000",
         "0.000",
