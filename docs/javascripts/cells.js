@@ -254,7 +254,7 @@
         this.runs += 1;
       } catch (err) {
         state = err.restarted ? "stopped" : "error";
-        this.status.textContent = err.restarted ? RESET_TEXT : `Could not run the cell: ${err.message}`;
+        this.status.textContent = err.restarted ? RESET_TEXT : `Could not run the cell: ${err.message}. Press Run to try again.`;
       } finally {
         runtime.removeEventListener("change", onRuntime);
         this.output.hidden = !this.output.childElementCount;
@@ -456,7 +456,7 @@
         result = err.restarted ? "stopped" : "error";
         this.status.textContent = err.restarted
           ? "Stopped: Python was restarted (the cells on this page lost their variables too)."
-          : `Could not run the tests: ${err.message}`;
+          : `Could not run the tests: ${err.message}. Press Check to try again.`;
       } finally {
         runtime.removeEventListener("change", onRuntime);
         this.output.hidden = !this.output.childElementCount;
