@@ -12,7 +12,9 @@ control as soon as the lab appears, as an eager reader would. Reported per serve
 
 Then, in one warm page: the latency of one recompute (control change -> heatmap redrawn,
 including the worker round trip) at seq_len 8, 32 and 128, and the worker's share of it.
-The server sends COOP/COEP headers so the page's timers are not coarsened to 0.1 ms.
+Code cells: a trivial cell's Run -> output once Python is ready, and Stop (KeyboardInterrupt;
+and restarting the worker, as on hosts without COOP/COEP). The server sends COOP/COEP
+headers so the page's timers are not coarsened to 0.1 ms.
 This is a benchmark, not a test: it asserts nothing. Usage: python build_scripts/bench.py
 [--runs 5] [--out bench-results/lab.md]
 """
@@ -116,6 +118,85 @@ def latency(pw, base: str, repeats: int) -> dict:
         browser.close()
 
 
+CELL_JS = """async ([repeats]) => {
+  const cell = document.querySelector('.attn-cell').attnCell;
+  cell.editor.code = '1 + 1';
+  await cell.run();  // first run: not timed
+  const out = [];
+  for (let i = 0; i < repeats; i++) {
+    const t0 = performance.now();
+    await cell.run();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}"""
+
+STOP_JS = """async ([restart]) => {
+  const rt = window.AttnLabs.runtime;
+  const cell = document.querySelectorAll('.attn-cell')[1].attnCell;
+  const until = async (ok) => { while (!ok()) await new Promise((r) => setTimeout(r, 5)); };
+  cell.editor.code = 'while True:\\n    pass';
+  const done = cell.run();
+  await until(() => rt.running !== null);
+  await new Promise((r) => setTimeout(r, 200));
+  const t0 = performance.now();
+  const how = restart ? (rt.restart('stopped'), 'restarted') : await rt.stop();
+  await done;
+  const stopped = performance.now() - t0;
+  await until(() => rt.state === 'ready');
+  const ready = performance.now() - t0;
+  cell.editor.code = '1 + 1';
+  await cell.run();
+  return {how, stopped, ready, next: performance.now() - t0};
+}"""
+
+
+def cells_bench(pw, repeats: int) -> list[str]:
+    """Code cells (issue 4): a trivial cell once Python is ready, and Stop. Self-contained:
+    its own isolated server and browser; returns Markdown lines for the report."""
+    from conftest import CHROMIUM_ARGS, chromium_path
+
+    httpd = make_server(ROOT / "site", 0, site_url=None, isolate=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        page.goto(base + LESSON)
+        page.locator(".attn-cell").first.scroll_into_view_if_needed()
+        page.wait_for_function("() => window.AttnLabs.runtime.state === 'ready'", timeout=120_000)
+        trivial = page.evaluate(CELL_JS, [repeats])
+        interrupts = [page.evaluate(STOP_JS, [False]) for _ in range(3)]
+        restarts = [page.evaluate(STOP_JS, [True]) for _ in range(3)]
+    finally:
+        browser.close()
+        httpd.shutdown()
+
+    def col(runs, key):
+        return [r[key] for r in runs]
+
+    assert all(r["how"] == "interrupted" for r in interrupts), interrupts
+    RESULTS["cells"] = {
+        "trivial": trivial,
+        "interrupt": col(interrupts, "stopped"),
+        "restart_ready": col(restarts, "ready"),
+        "restart_next": col(restarts, "next"),
+    }
+    return [
+        "",
+        "Code cells (lesson 3, cross-origin isolated page, Python already loaded):",
+        "",
+        "| what | median (min–max) |",
+        "| --- | --- |",
+        f"| run `1 + 1` (Run -> output shown, {repeats} runs) | {summary(trivial)} |",
+        f"| Stop `while True: pass` by KeyboardInterrupt (3 runs) | {summary(col(interrupts, 'stopped'))} |",
+        f"| restart the worker after a Stop: Python ready again (3 runs) | {summary(col(restarts, 'ready'), 's', 1e-3)} |",
+        f"| restart, then the next `1 + 1` shown (3 runs) | {summary(col(restarts, 'next'), 's', 1e-3)} |",
+        "",
+        "Pages that are not cross-origin isolated (most static hosts) always restart on Stop.",
+    ]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark the live lab in headless Chromium.")
     parser.add_argument("--runs", type=int, default=5, help="cold runs per server mode")
@@ -189,6 +270,8 @@ def main(argv=None) -> int:
     ]
     for n, r in lat.items():
         lines.append(f"| {n} | {summary(r['total'])} | {summary(r['worker'])} |")
+    with sync_playwright() as pw:
+        lines += cells_bench(pw, args.repeats)
     report = "\n".join(lines) + "\n"
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

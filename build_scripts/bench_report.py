@@ -143,6 +143,30 @@ def lab_section(args) -> list[Row]:
             ),
             Row("lab, one recompute", f"seq_len {n}: in the worker", med(lat["worker"]), ""),
         ]
+    cells = r.get("cells")
+    if cells:
+        note = "lesson 3, cross-origin isolated page, Python ready"
+        rows += [
+            Row("code cell", "run `1 + 1`: Run to output shown", med(cells["trivial"]), note),
+            Row(
+                "code cell",
+                "Stop `while True: pass` (KeyboardInterrupt)",
+                med(cells["interrupt"]),
+                note,
+            ),
+            Row(
+                "code cell",
+                "restart the worker after a Stop: Python ready",
+                med(cells["restart_ready"], "s", 1e-3, 2),
+                "what every Stop costs where the page is not isolated",
+            ),
+            Row(
+                "code cell",
+                "restart, then the next `1 + 1` shown",
+                med(cells["restart_next"], "s", 1e-3, 2),
+                "",
+            ),
+        ]
     return rows
 
 

@@ -39,8 +39,9 @@ class LabFenceError(PluginError):
     """A lab fence that cannot be built; the message starts with ``file:line:``."""
 
 
-def find_lab_fences(markdown: str):
-    """Yield ``(start, end, indent, body, line_no)`` for each ```lab fence.
+def find_lab_fences(markdown: str, names=("lab",)):
+    """Yield ``(start, end, indent, body, line_no)`` for each ```lab fence (or each fence
+    whose info string is one of ``names``; build_scripts/cell_fences.py uses this).
 
     ``start``/``end`` are line indexes (end exclusive), ``line_no`` is 1-based. Fences
     nested in other fences (a lesson showing fence syntax) are skipped. An unclosed lab
@@ -58,7 +59,7 @@ def find_lab_fences(markdown: str):
         j = i + 1
         while j < len(lines) and not close.match(lines[j]):
             j += 1
-        if m["info"] == "lab":
+        if m["info"] in names:
             body = "\n".join(line[len(indent) :] for line in lines[i + 1 : j])
             yield i, (j + 1 if j < len(lines) else None), indent, body, i + 1
         i = j + 1

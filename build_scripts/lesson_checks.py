@@ -29,12 +29,12 @@ REQUIRED_META = {
     "summary": "one sentence: what a reader can do after the lesson",
     "prerequisites": "what a reader should know first (a lesson, or 'none')",
 }
-# Fence kinds every lesson holds at least one of. "exercise" joins once the ```exercise
-# fence exists (issue 4): REQUIRED_FENCES = ("lab", "exercise").
-REQUIRED_FENCES = ("lab",)
+# Fence kinds every lesson holds at least one of (CURRICULUM: a live lab and an exercise the
+# page checks).
+REQUIRED_FENCES = ("lab", "exercise")
 FENCE_HELP = {
     "lab": "a live lab, e.g. ```lab / lab: attention_pattern / ```",
-    "exercise": "an auto-checked exercise (```exercise)",
+    "exercise": "an auto-checked exercise (```exercise with kind: numeric or kind: code)",
 }
 
 # A fence opener: 3+ backticks or tildes, then the info string (its first word is the kind).

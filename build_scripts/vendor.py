@@ -459,6 +459,47 @@ def fetch_source(
     return target
 
 
+# --------------------------------------------------------------------------- esbuild bundles
+
+
+def bundle_esbuild(
+    source: dict, todo: dict, base: Path, cache: Path, *, what: str, log: Log = _log
+) -> None:
+    """Bundle many ES modules from npm into the pinned files of `todo` (CodeMirror 6).
+
+    ``source.dir`` holds package.json (exact versions), package-lock.json (npm's integrity
+    hash for every package, esbuild included; its own sha256 is ``source.sha256``) and the
+    entry module. They are copied to <cache>/esbuild/<dir name>/, installed there with
+    ``npm ci --ignore-scripts`` and bundled with the pinned esbuild; every output must
+    then equal its sha256 pin (esbuild's output is deterministic).
+    """
+    src = REPO / source["dir"]
+    verify_file(src / source["file"], source["sha256"], what=what)
+    work = cache / "esbuild" / src.name
+    work.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", source["file"], source["entry"]):
+        shutil.copyfile(src / name, work / name)
+    npm = shutil.which("npm")
+    if npm is None:
+        raise VendorError(
+            f"{what}: npm not found: install Node.js 20+ (with npm) and rerun {RERUN}"
+        )
+    log(f"vendor: {what}: npm ci + esbuild in {show(work)} ...")
+    cmd = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+    _run_tool(cmd, what=what, tool="npm", hint="install Node.js 20+", cwd=work)
+    out = work / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    esbuild = work / "node_modules" / ".bin" / "esbuild"
+    for rel, spec in todo.items():
+        _check_relpath(spec["member"])
+        cmd = [str(esbuild), source["entry"], *source["args"], f"--outfile=out/{spec['member']}"]
+        _run_tool(cmd, what=what, tool="esbuild", hint="npm ci did not install it", cwd=work)
+        with open(out / spec["member"], "rb") as stream:
+            write_stream_atomic(
+                stream, base / rel, spec["sha256"], what=what, member=spec["member"], archive=out
+            )
+
+
 # --------------------------------------------------------------------------- lock and manifest
 
 
@@ -600,7 +641,10 @@ def vendor_package(
             wheel, spec["sha256"], dest / chk["lock_file"], chk.get("package", pkg["name"])
         )
     changed = False
-    if todo:
+    if todo and pkg["source"]["type"] == "esbuild":
+        bundle_esbuild(pkg["source"], todo, base, cache, what=what, log=log)
+        changed = True
+    elif todo:
         archive = fetch_source(pkg["source"], cache, what=what, log=log, download=download)
         members = {rel: spec["member"] for rel, spec in todo.items()}
         pins = {rel: spec["sha256"] for rel, spec in todo.items()}

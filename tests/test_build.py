@@ -92,7 +92,24 @@ def broken_lesson(*fence_body):
         "",
         "After.",
         "",
-        "## Sources",  # the lesson gate (build_scripts/lesson_checks.py) wants one
+        # the lesson gate (build_scripts/lesson_checks.py) wants an exercise and sources
+        "```exercise",
+        "kind: code",
+        "id: twice",
+        "title: Twice",
+        "prompt: Return twice x.",
+        "starter: |",
+        "  def twice(x):",
+        "      return x",
+        "solution: |",
+        "  def twice(x):",
+        "      return 2 * x",
+        "checks:",
+        "  - name: doubles",
+        "    code: assert twice(3) == 6",
+        "```",
+        "",
+        "## Sources",
         "",
         "- None.",
         "",
@@ -201,3 +218,55 @@ def test_missing_vendor_fails_the_build_and_says_make_vendor(tmp_path):
     assert proc.returncode != 0, output
     assert "manifest.json is missing" in output, output
     assert "make vendor" in output, output
+
+
+# ----------------------------------------------------------------------------
+# (d) companion notebooks and exercises
+
+NOTEBOOK = "notebooks/03-attention-pattern"
+
+
+def test_notebook_page_shows_executed_outputs_and_links_its_ipynb(built_site):
+    site, _ = built_site
+    page = (site / NOTEBOOK / "index.html").read_text(encoding="utf-8")
+    assert "weights: [0.659 0.242 0.099]" in page  # printed by the build's kernel
+    assert "entropy: 1.222 bits" in page
+    assert 'src="data:image/png' in page  # the Matplotlib figure
+    assert 'href="../03-attention-pattern.ipynb"' in page
+    notebook = json.loads((site / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
+    assert notebook["nbformat"] == 4
+    assert any("softmax" in "".join(c["source"]) for c in notebook["cells"])
+
+
+def test_a_notebook_that_raises_fails_the_build(tmp_path):
+    text = (
+        "# %% [markdown]\n# # Broken notebook\n\n"
+        "# %%\nx = 1\n\n# %%\nraise ValueError('this notebook is broken on purpose')\n"
+    )
+    config = project_copy(tmp_path, pages={"notebooks/99-broken.py": text})
+    proc, output = mkdocs_build(tmp_path / "site", config)
+    assert proc.returncode != 0, output
+    assert "this notebook is broken on purpose" in output, output
+    assert "99-broken" in output, output
+
+
+def test_an_exercise_whose_solution_fails_its_checks_fails_the_build(tmp_path):
+    lines = [
+        "# Broken exercise",
+        "",
+        "```exercise",
+        "kind: code",
+        "id: broken",
+        "title: Broken",
+        "prompt: Write f.",
+        "starter: 'def f(x): return x'",
+        "solution: 'def f(x): return x * 3'",
+        "checks: [{name: doubles, code: 'assert f(2) == 4, \"f(2) is not 4\"'}]",
+        "```",
+        "",
+    ]
+    config = project_copy(tmp_path, pages={"lessons/99-broken.md": "\n".join(lines)})
+    proc, output = mkdocs_build(tmp_path / "site", config)
+    assert proc.returncode != 0, output
+    assert "docs/lessons/99-broken.md:3: exercise solution fails its checks: doubles" in output
+    assert "Traceback" not in output, output

@@ -205,3 +205,46 @@ def test_head_styles_look_for_one_position(preset, target):
         "*Previous token*, *first token* and *self* imitate heads found in real models: "
         "each query looks for one particular position."
     )
+
+
+# ----------------------------------------------------------------------------
+# Python cells and exercises (build_scripts/cell_fences.py)
+
+
+def lesson_fences(kind):
+    import cell_fences
+
+    return [body for *_, body, _, k in cell_fences.fences(SOURCE) if k == kind]
+
+
+def test_python_cells_show_the_example_row_and_a_pattern_whose_rows_sum_to_1():
+    from attention_labs import cells
+
+    first, second = lesson_fences("pycell")
+    ns = cells.new_namespace()
+    out = cells.run_cell(first, ns, "<cell 1>")
+    weights = softmax(np.array(SCORES, dtype=float))
+    assert out["outputs"][0]["text"] == f"weights: {weights.round(3)}\n"
+    assert out["value"] == repr(entropy_bits(weights))  # "the entropy of the example row above"
+    claim("The last line's value is shown under the cell: the entropy of the example row above")
+    out = cells.run_cell(second, ns, "<cell 2>")
+    assert out["error"] is None and out["value"] == "array([1., 1., 1., 1.])"
+    assert [o["type"] for o in out["outputs"]] == ["heatmap"]
+    claim("draws it with `show_heatmap`")
+    claim("run the first one before the second")
+
+
+def test_exercise_sizes_match_the_prose():
+    import cell_fences
+
+    specs = [cell_fences.parse_exercise(b, "lesson") for b in lesson_fences("exercise")]
+    by_hand = next(s for s in specs if s["kind"] == "numeric")
+    ns = cell_fences.run_setup(by_hand, "lesson")
+    seq_len, d_head = ns["Q"].shape
+    assert (seq_len, d_head) == (3, 2) and ns["K"].shape == ns["V"].shape == (3, 2)
+    claim("Three tokens have 2-dimensional queries, keys and values")
+    claim("\\(d_{\\text{head}} = 2\\)")
+    claim("\\(S = QK^{\\top} / \\sqrt{2}\\)")
+    np.testing.assert_allclose(ns["S"], attention_logits(ns["Q"], ns["K"]))
+    masked = next(s for s in specs if s["kind"] == "code")
+    assert any("5 tokens" in c["name"] for c in masked["checks"])

@@ -407,3 +407,35 @@ def test_real_lock_is_consistent():
             assert hexre.match(spec["sha256"]), p["name"]
     paths = [f"{p['dest']}/{rel}" for p in lock["packages"] for rel in p["files"]]
     assert len(paths) == len(set(paths))
+
+
+def test_codemirror_is_bundled_from_the_pinned_package_lock():
+    lock = vendor.load_lock(LOCK)
+    (cm,) = [p for p in lock["packages"] if p["name"] == "codemirror"]
+    source = cm["source"]
+    assert source["type"] == "esbuild"
+    folder = ROOT / source["dir"]
+    assert sha((folder / source["file"]).read_bytes()) == source["sha256"]
+    pins = json.loads((folder / "package.json").read_text())["dependencies"]
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", v) for v in pins.values()), pins  # exact
+    locked = json.loads((folder / source["file"]).read_text())["packages"]
+    assert locked["node_modules/esbuild"]["version"] == pins["esbuild"]
+    assert all("integrity" in p for k, p in locked.items() if k), "every package has a hash"
+
+
+def test_esbuild_bundle_refuses_an_unpinned_package_lock(tmp_path):
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    (folder / "package-lock.json").write_text("{}")
+    source = {
+        "type": "esbuild",
+        "dir": str(folder),
+        "entry": "entry.js",
+        "file": "package-lock.json",
+        "sha256": "0" * 64,
+        "args": [],
+    }
+    todo = {"bundle.js": {"member": "bundle.js", "sha256": "0" * 64}}
+    with pytest.raises(vendor.VendorError, match="package-lock.json: sha256 mismatch"):
+        vendor.bundle_esbuild(source, todo, tmp_path / "dest", tmp_path / "cache", what="cm")
+    assert not (tmp_path / "dest").exists()

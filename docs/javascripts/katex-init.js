@@ -11,6 +11,17 @@
       ],
       throwOnError: false,
     });
+    // Notebook pages (mkdocs-jupyter) keep Jupyter's $ and $$ delimiters.
+    for (const notebook of document.querySelectorAll(".jupyter-wrapper")) {
+      renderMathInElement(notebook, {
+        delimiters: [
+          { left: "$$", right: "$$", display: true },
+          { left: "$", right: "$", display: false },
+        ],
+        ignoredClasses: ["jp-OutputArea", "highlight-ipynb"],
+        throwOnError: false,
+      });
+    }
     // Widths are final once KaTeX's fonts are in.
     document.fonts.ready.then(markWideFormulas);
   }

@@ -10,6 +10,9 @@
   // this works on any host and under any path prefix.
   const SITE_ROOT = new URL("../", document.currentScript.src).href;
   const STARTUP_TIMEOUT_S = 120; // generous: 9 MB (gzip) on a slow connection
+  // After Stop, how long Python may take to raise KeyboardInterrupt before the worker is
+  // thrown away instead (C code such as a long time.sleep does not look at the buffer).
+  const INTERRUPT_GRACE_MS = 1000;
 
   class LabRuntime extends EventTarget {
     constructor() {
@@ -22,6 +25,8 @@
       this.nextId = 1;
       this.config = null; // {wheel, pyodide, pyodide_index_url} from build_scripts/lab_fences.py
       this.timings = {};
+      this.running = null; // id of the request Python is working on now
+      this.interruptBuffer = null; // set when the page is cross-origin isolated
     }
 
     /** Start the worker if it is not running; `this.config` is set by the first lab. */
@@ -31,10 +36,20 @@
       const indexURL =
         cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href;
       this.timings = { start: performance.now() };
-      this.worker = new Worker(new URL("javascripts/pyodide-worker.js", SITE_ROOT));
-      this.worker.onmessage = (event) => this._onMessage(event.data);
-      this.worker.onerror = (event) =>
-        this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
+      // Stop can interrupt Python only through shared memory, which browsers give to
+      // cross-origin isolated pages (COOP/COEP headers); elsewhere Stop restarts the worker.
+      this.interruptBuffer =
+        self.crossOriginIsolated && typeof SharedArrayBuffer === "function"
+          ? new Uint8Array(new SharedArrayBuffer(1))
+          : null;
+      const worker = new Worker(new URL("javascripts/pyodide-worker.js", SITE_ROOT));
+      this.worker = worker;
+      // Events a replaced worker had already queued (a Stop) must not touch the new one.
+      worker.onmessage = (event) => worker === this.worker && this._onMessage(event.data);
+      worker.onerror = (event) => {
+        if (worker === this.worker)
+          this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
+      };
       this._setState("loading", { step: 1, total: 5, message: "Downloading Python" });
       // A host that never answers must not leave the reader at "loading" for ever.
       clearTimeout(this.watchdog);
@@ -45,6 +60,7 @@
         type: "init",
         indexURL,
         wheelURL: new URL(cfg.wheel, SITE_ROOT).href,
+        interruptBuffer: this.interruptBuffer,
       });
     }
 
@@ -58,14 +74,76 @@
       });
     }
 
-    /** Throw the worker away (stuck or failed) and start a fresh one. */
-    restart() {
+    /**
+     * Run a code cell in the namespace `page`; `onOutput(items)` gets output while it
+     * runs and `onStart()` is called when Python begins it. Resolves with
+     * {outputs, value, error, interrupted} (attention_labs.cells.run_cell).
+     */
+    runCell(page, code, name, { onOutput, onStart } = {}) {
+      return this._request({ type: "cell", page, code, name }, { onOutput, onStart });
+    }
+
+    /** Run a code exercise's hidden checks on `code`; resolves with check_code's dict. */
+    checkCode(code, checks, { onStart } = {}) {
+      return this._request({ type: "check", code, checks: JSON.stringify(checks) }, { onStart });
+    }
+
+    /** Drop the namespaces of pages other than `keep` (if Python is running at all). */
+    forgetNamespaces(keep) {
+      if (this.worker) this.worker.postMessage({ type: "forget", keep });
+    }
+
+    _request(message, { onOutput, onStart } = {}) {
+      this.start();
+      const id = this.nextId++;
+      return new Promise((resolve, reject) => {
+        this.pending.set(id, { resolve, reject, onOutput, onStart });
+        this.worker.postMessage({ ...message, id });
+      });
+    }
+
+    /**
+     * Stop the request Python is running now. Cross-origin isolated: KeyboardInterrupt,
+     * and the namespace survives ("interrupted"); otherwise, or if Python does not stop
+     * within INTERRUPT_GRACE_MS, the worker is replaced ("restarted") and every
+     * namespace is gone. Resolves with what happened ("idle" if nothing was running).
+     */
+    async stop() {
+      const id = this.running;
+      if (id === null) return "idle";
+      this.timings.stopAt = performance.now();
+      if (this.interruptBuffer) {
+        this.interruptBuffer[0] = 2; // SIGINT
+        const ended = await new Promise((resolve) => {
+          const t0 = performance.now();
+          const poll = () => {
+            if (!this.pending.has(id)) resolve(true);
+            else if (performance.now() - t0 > INTERRUPT_GRACE_MS) resolve(false);
+            else setTimeout(poll, 20);
+          };
+          poll();
+        });
+        if (ended) return "interrupted";
+      }
+      this.restart("stopped");
+      return "restarted";
+    }
+
+    /** Throw the worker away (stuck, stopped or failed) and start a fresh one. */
+    restart(reason = "retry") {
       if (this.worker) this.worker.terminate();
       this.worker = null;
-      for (const { reject } of this.pending.values()) reject(new Error("Python was restarted"));
+      this.running = null;
+      const message =
+        reason === "stopped"
+          ? "Python was restarted to stop the running code"
+          : "Python was restarted";
+      for (const { reject } of this.pending.values())
+        reject(Object.assign(new Error(message), { restarted: true }));
       this.pending.clear();
       this.error = null;
       this.state = "idle";
+      this.dispatchEvent(new CustomEvent("restart", { detail: { reason } }));
       this.start();
     }
 
@@ -81,7 +159,15 @@
         this._setState("ready", { step: 5, total: 5, message: "Python is ready" });
       } else if (msg.type === "init-error") {
         this._fail(msg.error);
+      } else if (msg.type === "started") {
+        this.running = msg.id;
+        const waiter = this.pending.get(msg.id);
+        if (waiter?.onStart) waiter.onStart();
+      } else if (msg.type === "output") {
+        const waiter = this.pending.get(msg.id);
+        if (waiter?.onOutput) waiter.onOutput(JSON.parse(msg.json));
       } else if (msg.type === "result") {
+        if (this.running === msg.id) this.running = null;
         const waiter = this.pending.get(msg.id);
         if (!waiter) return;
         this.pending.delete(msg.id);

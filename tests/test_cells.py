@@ -1,0 +1,285 @@
+"""Code cells and exercises in CPython: attention_labs.cells (what the browser's worker
+runs) and build_scripts/cell_fences.py (the build-time checks). Every exercise of the site
+is checked here: its reference solution passes its hidden checks, its starter does not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cell_fences
+import numpy as np
+import pytest
+from attention_labs import cells
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+EXERCISES = list(cell_fences.all_exercises(DOCS))
+
+
+def run(code, namespace=None, name="<cell 1>"):
+    return cells.run_cell(code, cells.new_namespace() if namespace is None else namespace, name)
+
+
+# ----------------------------------------------------------------------------
+# cells
+
+
+def test_cell_shows_stdout_stderr_and_the_last_expression():
+    out = run("import sys\nprint('hi', 2)\nprint('oops', file=sys.stderr)\n6 * 7")
+    assert out["outputs"] == [
+        {"type": "stream", "name": "stdout", "text": "hi 2\n"},
+        {"type": "stream", "name": "stderr", "text": "oops\n"},
+    ]
+    assert out["value"] == "42" and out["error"] is None and not out["interrupted"]
+
+
+def test_cells_share_one_namespace_in_the_order_they_run():
+    ns = cells.new_namespace()
+    assert run("x = 3", ns)["value"] is None
+    assert run("x + 1", ns, "<cell 2>")["value"] == "4"
+
+
+def test_an_error_is_a_traceback_of_the_readers_code_only():
+    out = run("def f():\n    return 1 / 0\n\nf()", name="<cell 3>")
+    assert out["error"].startswith("Traceback (most recent call last):")
+    assert 'File "<cell 3>", line 4' in out["error"] and "return 1 / 0" in out["error"]
+    assert out["error"].rstrip().endswith("ZeroDivisionError: division by zero")
+    assert "cells.py" not in out["error"]  # no frames of the runner
+
+
+def test_a_syntax_error_points_at_the_line():
+    out = run("x = (1,\ny = 2")
+    assert "SyntaxError" in out["error"] and "<cell 1>" in out["error"]
+
+
+def test_keyboard_interrupt_is_reported_as_stopped():
+    out = run("raise KeyboardInterrupt")
+    assert out["interrupted"] and out["error"].startswith("KeyboardInterrupt")
+
+
+def test_output_is_cut_when_a_cell_prints_without_end():
+    out = run("for i in range(100000): print('line', i)")
+    text = "".join(o["text"] for o in out["outputs"])
+    assert len(text) < cells.MAX_OUTPUT_CHARS + 100
+    assert text.rstrip().endswith(f"[output cut at {cells.MAX_OUTPUT_CHARS} characters]")
+
+
+def test_output_is_streamed_to_emit_while_the_cell_runs(monkeypatch):
+    monkeypatch.setattr(cells, "FLUSH_EVERY_S", 0.0)
+    seen = []
+    out = cells.run_cell("print('a')\nprint('b')", cells.new_namespace(), emit=seen.append)
+    streamed = "".join(item["text"] for chunk in seen for item in json.loads(chunk))
+    rest = "".join(item["text"] for item in out["outputs"])
+    assert streamed + rest == "a\nb\n" and streamed
+
+
+def test_show_heatmap_adds_a_heatmap_output():
+    out = run(
+        "import numpy as np\nfrom attention_labs import softmax\n"
+        "show_heatmap(softmax(np.eye(3)), ['a', 'b', 'c'], title='t')"
+    )
+    (item,) = out["outputs"]
+    assert item["type"] == "heatmap" and item["rows"] == item["cols"] == ["a", "b", "c"]
+    np.testing.assert_allclose(np.sum(item["values"], axis=1), 1.0)
+    assert item["title"] == "t"
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ("np.ones(3)", "2-D"),
+        ("np.full((2, 2), 3.0)", "in [0, 1]"),
+        ("np.ones((2, 2)) / 2, ['a']", "labels"),
+        ("np.zeros((65, 65))", "at most 64"),
+    ],
+)
+def test_show_heatmap_rejects_bad_input_with_a_message(args, message):
+    out = run(f"import numpy as np\nshow_heatmap({args})")
+    assert "ValueError: show_heatmap" in out["error"] and message in out["error"]
+
+
+def test_interruptible_sleep_sleeps():
+    cells.interruptible_sleep(0.06)
+    with pytest.raises(ValueError):
+        cells.interruptible_sleep(-1)
+
+
+def test_forget_namespaces_keeps_only_the_current_page():
+    cells.run_cell_json("/a#1", "x = 1", "<cell 1>")
+    cells.run_cell_json("/b#2", "y = 2", "<cell 1>")
+    cells.forget_namespaces("/b#2")
+    assert set(cells.NAMESPACES) == {"/b#2"}
+    assert json.loads(cells.run_cell_json("/b#2", "y", "<cell 2>"))["value"] == "2"
+
+
+# ----------------------------------------------------------------------------
+# code exercises
+
+
+CHECKS = [
+    {"name": "adds one", "code": "assert f(1) == 2, 'f(1) is wrong'"},
+    {"name": "works on arrays", "code": "assert_close(f(np.zeros(2)), [1.0, 1.0], 'f(zeros)')"},
+]
+
+
+def test_check_code_reports_each_case_without_expected_values():
+    good = cells.check_code("def f(x):\n    return x + 1", CHECKS)
+    assert good["passed"] and [c["passed"] for c in good["cases"]] == [True, True]
+    bad = cells.check_code("def f(x):\n    return x + 2", CHECKS)
+    assert not bad["passed"]
+    assert bad["cases"][0]["message"] == "f(1) is wrong"
+    assert bad["cases"][1]["message"] == "f(zeros): 2 of 2 values are wrong (tolerance 1e-06)"
+    crash = cells.check_code("def f(x):\n    return x + None", CHECKS)
+    assert crash["cases"][0]["message"].startswith("your code raised TypeError")
+    broken = cells.check_code("def f(x) return x", CHECKS)
+    assert not broken["passed"] and "SyntaxError" in broken["run"]["error"]
+    assert broken["cases"] == []
+
+
+def test_site_has_numeric_and_code_exercises():
+    kinds = {spec["kind"] for _, spec in EXERCISES}
+    assert kinds == {"numeric", "code"}
+
+
+@pytest.mark.parametrize("where,spec", EXERCISES, ids=[w for w, _ in EXERCISES])
+def test_every_exercise_is_sound(where, spec):
+    """Numeric: answers computable and finite. Code: the reference solution passes every
+    hidden check and the starter fails one (cell_fences raises naming file:line)."""
+    html = cell_fences.render_exercise(spec, where, "")
+    assert spec["id"] in html
+    if spec["kind"] == "code":
+        assert spec["solution"].strip().splitlines()[-1] not in html  # never shipped
+        result = cells.check_code(spec["solution"], spec["checks"])
+        assert result["passed"], result
+
+
+def test_attention_by_hand_reference_is_labs_py_attention():
+    from attention_labs import scaled_dot_product_attention
+
+    ((where, spec),) = [(w, s) for w, s in EXERCISES if s["id"] == "attention-by-hand"]
+    ns = cell_fences.run_setup(spec, where)
+    answers = {a["name"]: a for a in cell_fences.numeric_answers(spec, ns, where)}
+    out, weights = scaled_dot_product_attention(ns["Q"], ns["K"], ns["V"])
+    np.testing.assert_allclose(answers["weights"]["values"], weights.ravel())
+    np.testing.assert_allclose(answers["output"]["values"], out.ravel())
+    np.testing.assert_allclose(np.sum(weights, axis=1), 1.0)
+
+
+def test_every_pycell_of_every_page_runs_in_order_in_cpython():
+    for path in sorted(DOCS.rglob("*.md")):
+        ns = cells.new_namespace()
+        for n, (*_, body, line_no, kind) in enumerate(cell_fences.fences(path.read_text()), 1):
+            if kind == "pycell":
+                out = cells.run_cell(body, ns, f"<cell {n}>")
+                assert out["error"] is None, f"{path.name}:{line_no}: {out['error']}"
+
+
+# ----------------------------------------------------------------------------
+# build-time errors name file and line
+
+
+def page(*fence):
+    lines = ["# Page", "", "Text.", "", *fence, ""]
+    return "\n".join(lines), 5  # the fence opens on line 5
+
+
+CODE_EXERCISE = [
+    "```exercise",
+    "kind: code",
+    "id: add-one",
+    "title: Add one",
+    "prompt: Write f.",
+    "starter: |",
+    "  def f(x):",
+    "      return x",
+    "solution: |",
+    "  def f(x):",
+    "      return x + 1",
+    "checks:",
+    "  - name: adds one",
+    "    code: assert f(1) == 2",
+    "```",
+]
+
+
+def render(text):
+    return cell_fences.render_cell_fences(text, "lessons/99-x.md", text)
+
+
+def test_a_good_code_exercise_renders_without_its_solution():
+    text, _ = page(*CODE_EXERCISE)
+    html = render(text)
+    assert 'class="attn-exercise"' in html and "x + 1" not in html
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (
+            ("      return x + 1", "      return x + 2"),
+            "exercise solution fails its checks: adds one",
+        ),
+        (("      return x", "      return x + 1"), "exercise starter already passes every check"),
+        (("id: add-one", "id: Add One"), "exercise id: 'Add One' does not match"),
+        (("kind: code", "kind: essay"), "exercise kind: 'essay' is not one of"),
+        (("title: Add one", "tittle: Add one"), "exercise"),
+    ],
+)
+def test_a_broken_exercise_fails_with_file_and_line(change, message):
+    old, new = change
+    fence = list(CODE_EXERCISE)
+    fence[len(fence) - 1 - fence[::-1].index(old)] = new
+    text, line = page(*fence)
+    with pytest.raises(cell_fences.FenceError) as err:
+        render(text)
+    assert str(err.value).startswith(f"docs/lessons/99-x.md:{line}: "), err.value
+    assert message in str(err.value)
+
+
+def test_a_numeric_answer_that_is_nan_fails_the_build():
+    text, line = page(
+        "```exercise",
+        "kind: numeric",
+        "id: bad",
+        "title: Bad",
+        "prompt: Compute.",
+        "setup: x = float('nan')",
+        "answers: [{name: x, label: x, value: x}]",
+        "tolerance: 0.1",
+        "solution: none",
+        "```",
+    )
+    with pytest.raises(cell_fences.FenceError, match=rf"99-x.md:{line}: .*NaN or inf"):
+        render(text)
+
+
+def test_numbers_in_exercise_text_are_computed():
+    text, _ = page(
+        "```exercise",
+        "kind: numeric",
+        "id: half",
+        "title: Half of {{ x:g }}",
+        "prompt: 'Halve {{ x:g }}; the answer is near {{ x / 2:.2f }}.'",
+        "setup: x = 3.0",
+        "answers: [{name: h, label: half, value: x / 2}]",
+        "tolerance: 0.01",
+        "solution: 'It is {{ x / 2:.3f }}.'",
+        "```",
+    )
+    html = render(text)
+    assert "Halve 3; the answer is near 1.50." in html and "It is 1.500." in html
+    assert "Half&#32;of" not in html and "Half of 3" in html
+
+
+def test_a_pycell_with_a_syntax_error_names_its_file_line():
+    text, line = page("```pycell", "x = 1", "y = (2,", "```")
+    with pytest.raises(cell_fences.FenceError, match=rf"99-x.md:{line + 2}: pycell has a syntax"):
+        render(text)
+
+
+def test_pycells_are_numbered_and_keep_their_code():
+    text, _ = page("```pycell", "a = '<b>&'", "```", "", "```pycell", "a", "```")
+    html = render(text)
+    assert 'aria-label="Python cell 1"' in html and 'aria-label="Python cell 2"' in html
+    assert "<b>" not in html  # code is text, never HTML
