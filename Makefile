@@ -11,8 +11,9 @@ export NO_MKDOCS_2_WARNING := 1
 .PHONY: format check-site new-lesson
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
+##        (cross-origin isolated, so a cell's Stop keeps its variables)
 serve: build
-	$(PY) build_scripts/serve.py --port $(PORT)
+	$(PY) build_scripts/serve.py --port $(PORT) --isolate
 
 ## build: the static site in site/ (mkdocs build --strict), with .gz copies for the server
 build: vendor wheel

@@ -53,6 +53,7 @@
           doc: code,
           extensions: [
             CM.lineNumbers(),
+            CM.EditorView.lineWrapping, // long lines wrap instead of hiding on a phone
             CM.history(),
             CM.drawSelection(),
             CM.indentUnit.of("    "),

@@ -47,7 +47,7 @@ for T in (0.5, 1.0, 2.0):
     print(f"T = {T}: {softmax(scores / T).round(3)}")
 
 # %% [markdown]
-# ## A whole pattern, scaled by $\sqrt{d_{\text{head}}}$ and causally masked
+# ## A whole pattern, scaled and causally masked
 #
 # With queries $Q$ and keys $K$ as rows, the pattern is
 # $A = \operatorname{softmax}\left(QK^\top / \sqrt{d_{\text{head}}}\right)$, with every key

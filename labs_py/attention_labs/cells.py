@@ -216,7 +216,9 @@ def _execute(code: str, namespace: dict, filename: str, sink: _Sink) -> tuple:
             if last is not None:
                 result = eval(compile(last, filename, "eval"), namespace)
                 if result is not None:
-                    value = repr(result)
+                    # NumPy 2 shows scalars as np.float64(1.22); a reader expects 1.22
+                    shown = result.item() if isinstance(result, np.generic) else result
+                    value = repr(shown)
                     if len(value) > MAX_VALUE_CHARS:
                         value = value[:MAX_VALUE_CHARS] + " …[cut]"
                 namespace["_"] = result
