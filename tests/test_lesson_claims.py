@@ -225,7 +225,7 @@ def test_python_cells_show_the_example_row_and_a_pattern_whose_rows_sum_to_1():
     out = cells.run_cell(first, ns, "<cell 1>")
     weights = softmax(np.array(SCORES, dtype=float))
     assert out["outputs"][0]["text"] == f"weights: {weights.round(3)}\n"
-    assert out["value"] == repr(entropy_bits(weights))  # "the entropy of the example row above"
+    assert out["value"] == repr(float(entropy_bits(weights)))  # "the entropy of the example row"
     claim("The last line's value is shown under the cell: the entropy of the example row above")
     out = cells.run_cell(second, ns, "<cell 2>")
     assert out["error"] is None and out["value"] == "array([1., 1., 1., 1.])"
