@@ -246,7 +246,8 @@ def numeric_form(ex_id: str, answers: list[dict], tolerance: float) -> str:
         "value count as right.</p>"
     )
     lines.append('<div class="attn-exercise__actions">')
-    lines.append('<button type="submit" class="md-button attn-exercise__check">Check</button>')
+    check = "md-button attn-cell__button attn-exercise__check"
+    lines.append(f'<button type="submit" class="{check}">Check</button>')
     lines.append("</div>")
     lines.append('<p class="attn-exercise__result" role="status" aria-live="polite"></p>')
     lines.append("</form>")

@@ -49,7 +49,13 @@ def fence_kinds(markdown: str) -> list[str]:
 
     Fences inside other fences (a lesson showing fence syntax) are not counted; an
     unclosed fence runs to the end of the text."""
-    kinds, lines, i = [], markdown.split("\n"), 0
+    return [kind for _start, _end, kind in _fences(markdown.split("\n"))]
+
+
+def _fences(lines: list[str]):
+    """Yield (first line, closing line, kind) of each top-level fence in ``lines``; an
+    unclosed fence closes at len(lines)."""
+    i = 0
     while i < len(lines):
         m = FENCE_OPEN.match(lines[i])
         if not m:
@@ -60,27 +66,16 @@ def fence_kinds(markdown: str) -> list[str]:
         j = i + 1
         while j < len(lines) and not close.match(lines[j]):
             j += 1
-        kinds.append(m["kind"])
+        yield i, j, m["kind"]
         i = j + 1
-    return kinds
 
 
 def _outside_fences(markdown: str) -> list[str]:
     """The lines of ``markdown`` that are not inside a fence (fence lines blanked)."""
-    lines, out, i = markdown.split("\n"), [], 0
-    while i < len(lines):
-        m = FENCE_OPEN.match(lines[i])
-        if not m:
-            out.append(lines[i])
-            i += 1
-            continue
-        fence = m["fence"]
-        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
-        j = i + 1
-        while j < len(lines) and not close.match(lines[j]):
-            j += 1
-        out += [""] * (min(j, len(lines) - 1) - i + 1)
-        i = j + 1
+    lines = markdown.split("\n")
+    out = list(lines)
+    for start, end, _kind in _fences(lines):
+        out[start : end + 1] = [""] * (min(end, len(out) - 1) - start + 1)
     return out
 
 
