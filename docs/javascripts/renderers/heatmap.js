@@ -13,11 +13,24 @@
   const PAD = 6; // room inside the canvas for the focus ring, so it never covers a cell
   // Viridis is dark below ~0.42 and light above: text colour with >= 4.5:1 contrast.
   const LIGHT_FROM = 0.42;
+  // Viridis (colour-blind safe, perceptually uniform) from d3-scale-chromatic, sampled
+  // once at 256 steps: a cell's colour is then a lookup, not a string interpolation.
+  let ramp = null;
+  function viridisRamp() {
+    if (!ramp) ramp = Array.from({ length: 256 }, (_, i) => d3.interpolateViridis(i / 255));
+    return ramp;
+  }
+  /** The colour of `t` in [0, 1] (clamped). */
+  function colour(t) {
+    return viridisRamp()[Math.round(Math.max(0, Math.min(1, t)) * 255)];
+  }
 
   class Heatmap {
     /**
      * @param {HTMLElement} container
-     * @param {{label: string, onSelect?: (q: number, k: number) => void}} options
+     * @param {{label: string, onSelect?: (q: number, k: number) => void,
+     *          onHover?: (q: number, k: number) => void}} options
+     *   onHover gets the cell under the pointer, or (-1, -1) when it leaves the cells.
      */
     constructor(container, options) {
       this.options = options;
@@ -34,6 +47,13 @@
       this.selected = null;
       this.canvas.addEventListener("click", (e) => this._onClick(e));
       this.canvas.addEventListener("keydown", (e) => this._onKey(e));
+      if (options.onHover) {
+        this.canvas.addEventListener("mousemove", (e) => {
+          const cell = this.cellAt(e.clientX, e.clientY);
+          options.onHover(...(cell || [-1, -1]));
+        });
+        this.canvas.addEventListener("mouseleave", () => options.onHover(-1, -1));
+      }
       // Redraw when the reader switches between the light and dark palette.
       this.paletteObserver = new MutationObserver(() => this.draw());
       this.paletteObserver.observe(document.body, {
@@ -42,27 +62,28 @@
       });
     }
 
-    /**
-     * @param {{rowLabels: string[], colLabels: string[], values: number[][],
-     *          masked?: boolean[][], rowNotes?: string[]}} data values in [0, 1]
-     */
-    /** A legend: the colour map from weight 0 to 1 (decorative; values are in text). */
+    /** A legend: the colour map from weight 0 to vmax (decorative; values are in text). */
     _colourBar() {
       const bar = document.createElement("div");
       bar.className = "attn-heatmap__legend";
       bar.setAttribute("aria-hidden", "true");
-      const stops = Array.from({ length: 11 }, (_, i) => d3.interpolateViridis(i / 10));
+      const stops = Array.from({ length: 11 }, (_, i) => colour(i / 10));
       const ramp = document.createElement("span");
       ramp.className = "attn-heatmap__ramp";
       ramp.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
       const lo = document.createElement("span");
       lo.textContent = "weight 0";
-      const hi = document.createElement("span");
-      hi.textContent = "1";
-      bar.append(lo, ramp, hi);
+      this.legendHigh = document.createElement("span");
+      this.legendHigh.textContent = "1";
+      bar.append(lo, ramp, this.legendHigh);
       return bar;
     }
 
+    /**
+     * @param {{rowLabels: string[], colLabels: string[], values: ArrayLike<number>[],
+     *          masked?: boolean[][], rowNotes?: string[], vmax?: number}} data values in
+     *   [0, 1]; the colour scale runs from 0 to vmax (default 1), larger values saturate.
+     */
     setData(data) {
       // Long tokens are shortened on the canvas only; the text around it has them whole.
       const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
@@ -72,6 +93,9 @@
         colLabels: data.colLabels.map(short),
       };
       this.data = data;
+      this.vmax = data.vmax > 0 ? data.vmax : 1;
+      this.legendHigh.textContent =
+        this.vmax < 1 ? `${this.vmax.toFixed(3)} and above` : String(this.vmax);
       const n = data.rowLabels.length;
       const m = data.colLabels.length;
       if (!this.selected || this.selected[0] >= n || this.selected[1] >= m) this.selected = null;
@@ -160,11 +184,12 @@
             continue;
           }
           const v = values[q][k];
-          ctx.fillStyle = d3.interpolateViridis(v);
+          const t = v / this.vmax;
+          ctx.fillStyle = colour(t);
           ctx.fillRect(x, y, L.cell, L.cell);
           if (showNumbers) {
             ctx.textAlign = "center";
-            ctx.fillStyle = v >= LIGHT_FROM ? "#000" : "#fff";
+            ctx.fillStyle = t >= LIGHT_FROM ? "#000" : "#fff";
             ctx.fillText(v.toFixed(2), x + L.cell / 2, y + L.cell / 2);
           }
         }
@@ -187,15 +212,33 @@
       }
     }
 
-    _onClick(event) {
-      if (!this.layout) return;
+    /** The [query, key] cell under viewport point (x, y), or null. */
+    cellAt(clientX, clientY) {
+      if (!this.layout || !this.data) return null;
       const rect = this.canvas.getBoundingClientRect();
-      const x = event.clientX - rect.left - this.layout.labelW;
-      const y = event.clientY - rect.top - this.layout.labelH;
-      if (x < 0 || y < 0) return;
+      const x = clientX - rect.left - this.layout.labelW;
+      const y = clientY - rect.top - this.layout.labelH;
+      if (x < 0 || y < 0) return null;
       const k = Math.floor(x / this.layout.cell);
       const q = Math.floor(y / this.layout.cell);
-      if (q < this.data.rowLabels.length && k < this.data.colLabels.length) this.select(q, k);
+      if (q >= this.data.rowLabels.length || k >= this.data.colLabels.length) return null;
+      return [q, k];
+    }
+
+    /** The centre of cell (q, k) in canvas CSS pixels (for tests and benchmarks). */
+    cellCentre(q, k) {
+      const L = this.layout;
+      return { x: L.labelW + (k + 0.5) * L.cell, y: L.labelH + (q + 0.5) * L.cell };
+    }
+
+    _onClick(event) {
+      const cell = this.cellAt(event.clientX, event.clientY);
+      if (cell) this.select(...cell);
+    }
+
+    /** Stop following the palette (the page is going away). */
+    destroy() {
+      this.paletteObserver.disconnect();
     }
 
     _onKey(event) {
@@ -219,4 +262,5 @@
 
   window.AttnLabs = window.AttnLabs || { widgets: {} };
   window.AttnLabs.Heatmap = Heatmap;
+  window.AttnLabs.viridis = colour;
 })();

@@ -1,0 +1,266 @@
+"""The attention-map explorer (docs/explorer/, docs/javascripts/explorer.js) in Chromium,
+on the built site served locally, with the committed real assets."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+from attention_labs import real_maps
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = ROOT / "docs" / "assets" / "attention"
+INDEX = json.loads((ASSETS / "index.json").read_text("utf-8"))
+MODEL = INDEX["models"][0]
+SLUG = MODEL["slug"]
+MAP = ".attn-map"
+
+
+def asset(sentence: str) -> dict:
+    return json.loads((ASSETS / SLUG / f"{sentence}.json").read_text("utf-8"))
+
+
+def open_explorer(rec, query: str = "", state: str = "ready"):
+    page = rec.page
+    page.goto(f"{rec.base}explorer/{query}")
+    page.wait_for_selector(f"{MAP}[data-state={state}]", timeout=20_000)
+    return page
+
+
+def map_state(page) -> dict:
+    return page.evaluate(f"() => document.querySelector('{MAP}').attnMap.state")
+
+
+def test_grid_shows_every_layer_and_head_of_the_model(recorded):
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=bank-river&view=model")
+    thumbs = page.locator(f"{MAP} .attn-map__thumb")
+    assert thumbs.count() == MODEL["n_layers"] * MODEL["n_heads"]
+    # each shows its statistic; the model is named above the grid
+    data = asset("bank-river")
+    value = data["head_stats"]["previous_token"][2][5]
+    assert (
+        f"{value:.2f}"
+        in page.locator(f'{MAP} .attn-map__thumb[data-layer="2"][data-head="5"]').inner_text()
+    )
+    assert (
+        "all-MiniLM-L6-v2" in page.locator(f"{MAP} .attn-map__model .attn-map__title").inner_text()
+    )
+    # ranked by a statistic: the first thumbnail holds the largest value
+    page.select_option(f"{MAP} select[id$=-stat]", "first_token")
+    page.select_option(f"{MAP} select[id$=-order]", "ranked")
+    first = page.locator(f"{MAP} .attn-map__thumb").first
+    scores = np.array(data["head_stats"]["first_token"])
+    layer, head = np.unravel_index(scores.argmax(), scores.shape)
+    assert (first.get_attribute("data-layer"), first.get_attribute("data-head")) == (
+        str(layer),
+        str(head),
+    )
+    assert recorded.errors == [] and recorded.external_requests() == []
+    # only the picked sentence's asset was downloaded
+    fetched = [u for u in recorded.requests if f"/assets/attention/{SLUG}/" in u]
+    assert fetched == [f"{recorded.base}assets/attention/{SLUG}/bank-river.json"]
+
+
+def test_hovered_cell_shows_the_decoded_weight(recorded):
+    layer, head, q, k = 3, 7, 4, 1
+    page = open_explorer(
+        recorded, f"?model={SLUG}&sentence=fluffy-creature&view=head&layer={layer}&head={head}"
+    )
+    centre = page.evaluate(
+        f"([q, k]) => document.querySelector('{MAP}').attnMap.main.heatmap.cellCentre(q, k)", [q, k]
+    )
+    page.locator(f"{MAP} .attn-map__panel--main canvas.attn-heatmap").hover(position=centre)
+    info = page.locator(f"{MAP} .attn-map__panel--main .attn-map__cell")
+    expected = real_maps.decode_attention(asset("fluffy-creature"))[layer, head, q, k]
+    assert info.get_attribute("data-cell") == f"{q},{k}"
+    assert float(info.get_attribute("data-weight")) == pytest.approx(expected, abs=1e-12)
+    assert f"weight {expected:.4f}" in info.inner_text()
+    tokens = asset("fluffy-creature")["tokens"]["text"]
+    assert f"“{tokens[q]}” ({q}) → key “{tokens[k]}” ({k})" in info.inner_text()
+    # the keyboard reads the same cells: focus, then arrows
+    page.locator(f"{MAP} .attn-map__panel--main canvas.attn-heatmap").focus()
+    page.keyboard.press("ArrowDown")  # the first key press selects the first cell
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    assert info.get_attribute("data-cell") == "1,1"
+    assert recorded.errors == []
+
+
+def test_url_state_round_trips(recorded):
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=induction-random&view=model")
+    page.locator(f'{MAP} .attn-map__thumb[data-layer="3"][data-head="7"]').click()
+    page.locator(f'{MAP} .attn-map__panel--main .attn-lines__token[data-q="5"]').click()
+    page.check(f"{MAP} input[id$=-sinks]")
+    page.check(f"{MAP} input[id$=-compare]")
+    page.select_option(f"{MAP} .attn-map__panel--compare select[id$=-layer]", "1")
+    state = map_state(page)
+    params = parse_qs(urlsplit(page.url).query)
+    assert params["layer"] == ["3"] and params["head"] == ["7"] and params["query"] == ["5"]
+    assert params["view"] == ["head"] and params["sinks"] == ["exclude"]
+    assert params["compare"][0].startswith(f"{SLUG}:1:")
+    url = page.url
+    page.goto(recorded.base)
+    page.goto(url)
+    page.wait_for_selector(f"{MAP}[data-state=ready]")
+    assert map_state(page) == state
+    assert (
+        page.locator(f"{MAP} .attn-map__panel--main .attn-map__title")
+        .inner_text()
+        .startswith("all-MiniLM-L6-v2 · layer 3, head 7")
+    )
+    assert (
+        page.locator(f'{MAP} .attn-lines__token[data-q="5"]').first.get_attribute("aria-pressed")
+        == "true"
+    )
+    assert page.is_checked(f"{MAP} input[id$=-sinks]")
+    # a link to something that does not exist says so and shows what is closest
+    page.goto(f"{recorded.base}explorer/?model={SLUG}&sentence=no-such-sentence&layer=99")
+    page.wait_for_selector(f"{MAP}[data-state=ready]")
+    notice = page.locator(f"{MAP} .attn-map__notice").inner_text()
+    assert "no-such-sentence" in notice and "layer 99" in notice
+    assert recorded.errors == []
+
+
+def test_tokens_with_markup_characters_show_literally(recorded):
+    literal = "<b>\"x\"</b> & 'y' <img src=x onerror=alert(1)>"
+    data = asset("quotation")
+    data["tokens"]["text"][2] = literal
+    data["sentence"]["text"] = literal
+    recorded.page.route(
+        f"**/assets/attention/{SLUG}/quotation.json",
+        lambda route: route.fulfill(
+            status=200, content_type="application/json", body=json.dumps(data)
+        ),
+    )
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=quotation&view=head&query=2")
+    token = page.locator(f'{MAP} .attn-map__panel--main .attn-lines__token[data-q="2"]')
+    assert token.inner_text() == literal
+    assert literal in page.locator(f"{MAP} .attn-map__sentence").inner_text()
+    page.locator(f"{MAP} .attn-map__table summary").first.click()
+    assert literal in page.locator(f"{MAP} .attn-map__table").first.inner_text()
+    assert page.locator(f"{MAP} b, {MAP} img").count() == 0
+    # the real sentence's quotes, untouched
+    quotes = [t for t in asset("quotation")["tokens"]["text"] if '"' in t]
+    assert quotes, "the quotation sentence should have quote tokens"
+    assert recorded.errors == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ({"status": 404, "body": "not here"}, "HTTP 404"),
+        ({"status": 200, "body": '{"schema_version": 1, "sent'}, "not valid JSON"),
+        ({"status": 200, "body": '{"schema_version": 2}'}, "does not match asset.schema.json"),
+    ],
+)
+def test_missing_or_corrupted_asset_shows_an_error_and_the_page_keeps_working(
+    recorded, answer, message
+):
+    recorded.page.route(
+        f"**/assets/attention/{SLUG}/counting.json",
+        lambda route: route.fulfill(content_type="application/json", **answer),
+    )
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=counting", state="error")
+    error = page.locator(f"{MAP} .attn-map__error")
+    assert error.get_attribute("role") == "alert"
+    assert message in error.inner_text() and "counting.json" in error.inner_text()
+    assert page.locator(f"{MAP} .attn-map__model").is_hidden()
+    # another sentence loads and draws
+    page.select_option(f"{MAP} select[id$=-sentence]", "bank-loan")
+    page.wait_for_selector(f"{MAP}[data-state=ready]")
+    assert error.is_hidden()
+    assert page.locator(f"{MAP} .attn-map__thumb").count() == MODEL["n_layers"] * MODEL["n_heads"]
+    assert recorded.errors == []
+
+
+def test_keyboard_reaches_every_head_and_enter_opens_it(recorded):
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=tower-paris&view=model")
+    page.locator(f"{MAP} .attn-map__thumb").first.focus()
+    n_layers, n_heads = MODEL["n_layers"], MODEL["n_heads"]
+    focused = "() => [document.activeElement.dataset.layer, document.activeElement.dataset.head]"
+    seen = [tuple(page.evaluate(focused))]
+    for _ in range(n_layers * n_heads - 1):
+        page.keyboard.press("ArrowRight")
+        seen.append(tuple(page.evaluate(focused)))
+    assert seen == [(str(layer), str(h)) for layer in range(n_layers) for h in range(n_heads)]
+    page.keyboard.press("ArrowRight")  # the last head stays put
+    assert tuple(page.evaluate(focused)) == (str(n_layers - 1), str(n_heads - 1))
+    # only one head is a tab stop (roving focus)
+    assert page.locator(f'{MAP} .attn-map__thumb[tabindex="0"]').count() == 1
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    assert map_state(page)["view"] == "head"
+    assert (map_state(page)["layer"], map_state(page)["head"]) == (n_layers - 2, n_heads - 1)
+    assert recorded.errors == []
+
+
+def test_causal_model_masks_later_keys(recorded):
+    """A decoder's asset (lower-triangle layout) draws and describes masked cells."""
+    data = asset("fluffy-creature")
+    n = data["seq_len"]
+    w = np.tril(np.random.default_rng(1).random((2, 2, n, n)) + 0.01)
+    w /= w.sum(axis=-1, keepdims=True)
+    packed = real_maps.quantise_rows(w, causal=True)
+    data["model"] |= {"causal": True, "n_layers": 2, "n_heads": 2}
+    data["attention"] |= {
+        "layout": "lower-triangle",
+        "data": [
+            [base64.b64encode(packed[layer, h].tobytes()).decode() for h in range(2)]
+            for layer in range(2)
+        ],
+    }
+    data["head_stats"] = {
+        k: (v if v is None else [row[:2] for row in v[:2]]) for k, v in data["head_stats"].items()
+    }
+    data["qkv"]["heads"] = []
+    recorded.page.route(
+        f"**/assets/attention/{SLUG}/fluffy-creature.json",
+        lambda route: route.fulfill(
+            status=200, content_type="application/json", body=json.dumps(data)
+        ),
+    )
+    page = open_explorer(
+        recorded, f"?model={SLUG}&sentence=fluffy-creature&view=head&layer=1&head=1"
+    )
+    centre = page.evaluate(
+        "() => document.querySelector('.attn-map').attnMap.main.heatmap.cellCentre(1, 3)"
+    )
+    page.locator(f"{MAP} .attn-map__panel--main canvas.attn-heatmap").hover(position=centre)
+    assert (
+        "masked, weight 0"
+        in page.locator(f"{MAP} .attn-map__panel--main .attn-map__cell").inner_text()
+    )
+    assert "decoder" in page.locator(f"{MAP} .attn-map__status").inner_text()
+    assert recorded.errors == []
+
+
+def test_explorer_after_instant_navigation_palette_change_and_on_a_phone(recorded):
+    page = recorded.page
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(recorded.base)
+    page.wait_for_function("() => typeof document$ !== 'undefined'")
+    page.evaluate("() => { window.__kept = true; }")
+    page.evaluate(
+        "() => { const a = document.createElement('a'); a.href = 'explorer/'; a.id = 'go'; a.textContent = 'go'; document.querySelector('.md-content').prepend(a); }"
+    )
+    page.click("#go")
+    page.wait_for_selector(f"{MAP}[data-state=ready]", timeout=20_000)
+    assert page.evaluate("() => window.__kept") is True  # no full reload: instant navigation
+    assert page.locator(f"{MAP} .attn-map__thumb").count() == MODEL["n_layers"] * MODEL["n_heads"]
+    # the page does not scroll sideways on a phone
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    page.locator(f"{MAP} .attn-map__thumb").first.click()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    # palette change: the heatmap redraws with the new colours, nothing breaks
+    page.evaluate("() => document.body.setAttribute('data-md-color-scheme', 'slate')")
+    page.locator(f"{MAP} .attn-map__panel--main canvas.attn-heatmap").focus()
+    page.keyboard.press("ArrowDown")
+    assert (
+        page.locator(f"{MAP} .attn-map__panel--main .attn-map__cell").get_attribute("data-cell")
+        == "0,0"
+    )
+    assert recorded.errors == [] and recorded.external_requests() == []
