@@ -24,7 +24,7 @@ build: vendor wheel
 test: $(VENV)/.test-installed build lint
 	$(PY) -m pytest
 
-## bench: every benchmark (build, page bytes, the lab in headless Chromium, the precompute;
+## bench: every benchmark (build, page bytes, the lab and the explorer in headless Chromium, the precompute;
 ##   not a test), one table with the machine in bench-results/REPORT.md (commit it: the About
 ##   page shows it)
 bench: $(VENV)/.test-installed node_modules/.installed build

@@ -249,12 +249,49 @@ def precompute_section(args) -> list[Row]:
     return rows_from_table(out.read_text("utf-8"), "precompute (real maps)")
 
 
+def explorer_section(args) -> list[Row]:
+    """The explorer on the largest committed asset (build_scripts/bench_explorer.py)."""
+    import bench_explorer
+
+    out = bench_explorer.main(["--runs", str(args.runs)])
+    runs, entry = out["runs"], out["asset"]
+    what = f"{entry['path']}, seq_len {entry['seq_len']}, {len(runs)} cold runs"
+    switches = [t for r in runs for t in r["switch"]]
+    return [
+        Row(
+            "explorer",
+            "grid of every head drawn",
+            med([r["grid"] for r in runs]),
+            f"{what}; target < 200 ms",
+        ),
+        Row(
+            "explorer",
+            "asset requested -> grid drawn",
+            med([r["assetToGrid"] for r in runs]),
+            "download, schema check, draw",
+        ),
+        Row(
+            "explorer",
+            "page opened -> grid drawn",
+            med([r["pageToGrid"] for r in runs]),
+            "local server",
+        ),
+        Row(
+            "explorer",
+            "switch to another head (heatmap, lines, table)",
+            med(switches, digits=2),
+            f"every head once, {len(switches)} switches; target < 16 ms",
+        ),
+    ]
+
+
 # Every benchmark of the project, in report order. Add a line for a new one.
 SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "build": build_section,
     "budget": budget_section,
     "lab": lab_section,
     "precompute": precompute_section,
+    "explorer": explorer_section,
 }
 
 

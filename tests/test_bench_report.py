@@ -30,7 +30,7 @@ def test_one_table_with_every_row_and_the_machine(tmp_path):
 
 
 def test_a_new_benchmark_is_one_function_returning_rows():
-    assert {"build", "budget", "lab", "precompute"} <= set(SECTIONS)
+    assert {"build", "budget", "lab", "precompute", "explorer"} <= set(SECTIONS)
     assert all(callable(section) for section in SECTIONS.values())
     assert render([], INFO, "now").count("\n| ") == 2  # header only: sections add the rows
 

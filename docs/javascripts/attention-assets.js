@@ -81,8 +81,11 @@
 
   async function validator(schemaName) {
     if (!validators.has(schemaName)) {
-      const Ajv = await loadAjv();
-      const schema = await fetchJson(new URL(schemaName, ASSETS).href, schemaName);
+      // The validator's script and the schema download in parallel.
+      const [Ajv, schema] = await Promise.all([
+        loadAjv(),
+        fetchJson(new URL(schemaName, ASSETS).href, schemaName),
+      ]);
       const ajv = new Ajv({ allErrors: false, strict: false });
       validators.set(schemaName, ajv.compile(schema));
     }

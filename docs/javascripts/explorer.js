@@ -371,7 +371,7 @@
         exclude_first: Boolean(config.exclude_first),
         compare: config.compare ? { model: config.model, ...config.compare } : null,
       };
-      this.timings = {};
+      this.timings = { started: performance.now() };
       this.index = null;
       this.cache = null;
       this.loadToken = 0;
@@ -533,6 +533,9 @@
     async start() {
       if (!this.explorer) return this.loadSentence();
       this._setStatus("Loading the list of models and sentences…", true);
+      // The asset the page (or its link) names starts downloading with the index; if the
+      // index then points elsewhere, this file is simply not used.
+      Assets.loadAsset(`${this.state.model}/${this.state.sentence}.json`).catch(() => {});
       try {
         this.index = await Assets.loadIndex();
       } catch (err) {
@@ -847,7 +850,7 @@
       this.grid.replaceChildren(...cells);
       this.timings.grid = performance.now() - t0;
       if (!this.timings.firstGrid) {
-        this.timings.firstGrid = performance.now() - this.timings.requested;
+        this.timings.firstGrid = performance.now() - this.timings.started;
         performance.mark("explorer:grid");
       }
     }

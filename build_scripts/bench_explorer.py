@@ -1,0 +1,105 @@
+"""`make bench`, explorer part: how fast the attention-map explorer draws, in Chromium.
+
+For the largest committed asset (most bytes in docs/assets/attention/index.json), each run
+opens a fresh Chromium on the explorer page with that sentence in the grid view, against
+the built site on a local server (build_scripts/serve.py), and reads:
+
+- grid draw: every layer x head thumbnail decoded and drawn (explorer.js timings.grid);
+- start to grid: the explorer's script starts -> grid drawn (index and asset downloads,
+  schema checks, draw);
+- page to grid: navigation start -> grid drawn (the `explorer:grid` performance mark);
+- head switch: showing one head large (heatmap, token lines, table), once per head of the
+  model, first visit to each head (so its weights are decoded too); the synchronous time.
+
+Targets from issue 6: grid under 200 ms, a head switch under 16 ms (one frame at 60 Hz).
+A benchmark, not a test: it asserts nothing. Usage: python build_scripts/bench_explorer.py
+[--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build_scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from serve import make_server  # noqa: E402
+
+MAP = ".attn-map"
+
+SWITCH_JS = """() => {
+  const map = document.querySelector('.attn-map').attnMap;
+  const { n_layers, n_heads } = map.cache.asset.model;
+  const times = [];
+  for (let l = 0; l < n_layers; l++)
+    for (let h = 0; h < n_heads; h++) {
+      const t0 = performance.now();
+      map.showHead(l, h);
+      times.push(performance.now() - t0);
+    }
+  return times;
+}"""
+
+
+def largest_asset() -> dict:
+    """The index entry of the committed asset with the most bytes."""
+    index = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
+    return max(index["assets"], key=lambda a: a["bytes"])
+
+
+def run_once(pw, base: str, entry: dict) -> dict:
+    from conftest import CHROMIUM_ARGS, chromium_path
+
+    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        query = f"?model={entry['model']}&sentence={entry['sentence']}&view=model"
+        page.goto(f"{base}explorer/{query}", wait_until="commit")
+        page.wait_for_selector(f"{MAP}[data-state=ready]", timeout=60_000)
+        out = page.evaluate(
+            """() => { const t = document.querySelector('.attn-map').attnMap.timings;
+               const m = performance.getEntriesByName('explorer:grid');
+               return { grid: t.grid, assetToGrid: t.firstGrid,
+                        pageToGrid: m.length ? m[0].startTime : null }; }"""
+        )
+        out["switch"] = page.evaluate(SWITCH_JS)
+        return out
+    finally:
+        browser.close()
+
+
+def main(argv=None) -> dict:
+    """Measure ``--runs`` cold runs; returns {"asset": entry, "runs": [...]}."""
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    entry = largest_asset()
+    server = make_server(ROOT / "site", isolate=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with sync_playwright() as pw:
+            runs = [run_once(pw, base, entry) for _ in range(args.runs)]
+    finally:
+        server.shutdown()
+    result = {"asset": entry, "runs": runs}
+    switches = [t for r in runs for t in r["switch"]]
+    print(
+        f"{entry['path']} (seq_len {entry['seq_len']}): grid draw "
+        f"{statistics.median(r['grid'] for r in runs):.1f} ms, start to grid "
+        f"{statistics.median(r['assetToGrid'] for r in runs):.1f} ms, head switch median "
+        f"{statistics.median(switches):.2f} ms over {len(switches)}"
+    )
+    return result
+
+
+if __name__ == "__main__":
+    main()
