@@ -264,3 +264,23 @@ def test_explorer_after_instant_navigation_palette_change_and_on_a_phone(recorde
         == "0,0"
     )
     assert recorded.errors == [] and recorded.external_requests() == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_head_view_with_comparison_passes_axe_in_both_palettes(browser, server, scheme):
+    from check_site import _axe_problems
+
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        query = f"?model={SLUG}&sentence=code-line&view=head&layer=1&head=4&query=3&sinks=exclude"
+        page.goto(f"{server.base}explorer/{query}&compare={SLUG}:2:0")
+        page.wait_for_selector(f"{MAP}[data-state=ready]")
+        for summary in page.locator(f"{MAP} details > summary").all():
+            summary.click()
+        assert page.locator(f"{MAP} .attn-map__panel").count() == 2
+        assert _axe_problems(page, f"explorer head view ({scheme})") == []
+        page.locator(f"{MAP} .attn-map__view").first.click()  # back to the grid
+        assert _axe_problems(page, f"explorer grid ({scheme})") == []
+    finally:
+        context.close()

@@ -822,19 +822,23 @@
         b.dataset.head = String(h);
         const value = values ? values[l][h] : null;
         const mark = best && best[0] === l && best[1] === h;
-        b.setAttribute(
-          "aria-label",
-          `Layer ${l}, head ${h}: ${stat.label.toLowerCase()} ${fmt(value)}${mark ? " (the most extreme)" : ""}`,
-        );
         if (mark) b.classList.add("attn-map__thumb--best");
         const c = el("canvas");
         c.setAttribute("aria-hidden", "true");
         const entry = this.cache.get(l, h);
         drawThumbnail(c, entry.w, n, this.cache.vmax(entry, s.exclude_first), asset.model.causal);
+        const shown = `${mark ? "★ " : ""}${fmt(value, 2)}`;
         b.append(
           c,
           el("span", "attn-map__thumb-label", `L${l} H${h}`),
-          el("span", "attn-map__thumb-value", `${mark ? "★ " : ""}${fmt(value, 2)}`),
+          " ",
+          el("span", "attn-map__thumb-value", shown),
+        );
+        // The name starts with the visible text (WCAG 2.5.3), then says it in words.
+        b.setAttribute(
+          "aria-label",
+          `L${l} H${h} ${shown}: layer ${l}, head ${h}, ${stat.label.toLowerCase()} ` +
+            `${fmt(value)}${mark ? ", the most extreme" : ""}`,
         );
         b.tabIndex = l === s.layer && h === s.head ? 0 : -1;
         b.addEventListener("click", () =>
