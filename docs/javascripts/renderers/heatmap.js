@@ -78,6 +78,11 @@
       this.draw();
     }
 
+    /** Stop watching the palette (the canvas's own listeners go with the element). */
+    destroy() {
+      this.paletteObserver.disconnect();
+    }
+
     select(q, k) {
       if (!this.data) return;
       const n = this.data.rowLabels.length;
