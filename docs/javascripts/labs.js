@@ -4,6 +4,11 @@
 // and the initial result the build computed, which is drawn at once. Python starts when
 // a lab comes into view; later results replace the drawing. Runs again on every page
 // change under Material's instant navigation (document$).
+//
+// A page script can also create a lab at run time:
+//   const ctl = AttnLabs.mountLab(root, {lab, schema, params, initial: {result}, runtime});
+//   ...
+//   ctl.destroy(); // stops listening (runtime, observers); the elements stay until removed
 (function () {
   "use strict";
   const { runtime, widgets, el } = window.AttnLabs;
@@ -14,6 +19,7 @@
       this.lab = data.lab;
       this.schema = data.schema;
       this.params = { ...data.params };
+      this.info = data.info || null; // optional, for the widget (e.g. which real head)
       this.result = data.initial.result;
       this.runs = 0;
       this.latest = null; // params waiting to be sent (only the newest is kept)
@@ -85,6 +91,7 @@
       try {
         const t0 = performance.now();
         const out = await runtime.run(this.lab, params);
+        if (this.destroyed) return;
         if (out.ok) {
           this.result = out.result;
           this.runs += 1;
@@ -98,6 +105,7 @@
           this._setStatus("error");
         }
       } catch (err) {
+        if (this.destroyed) return;
         this.showError(err.message);
         this._setStatus("error");
         // Python failed to start: send the reader's change again once it is back.
@@ -148,9 +156,14 @@
       this.root.dataset.runtime = state;
     }
 
+    /** Stop listening to the runtime, the viewport and the palette (safe to call twice). */
     destroy() {
+      if (this.destroyed) return;
+      this.destroyed = true;
+      this.latest = null;
       runtime.removeEventListener("change", this.onRuntime);
       this.observer.disconnect();
+      this.widget.destroy?.();
     }
   }
 
@@ -174,6 +187,29 @@
       mounted.push(new LabController(root, data));
     }
   }
+
+  /**
+   * Create a lab in `root` now (not from a build-time placeholder). `data` is what a
+   * placeholder holds: {lab, schema, params, initial: {result}, runtime}. Returns the
+   * LabController; call its destroy() before dropping or reusing `root`. mountAll never
+   * mounts it again: the controller marks `root` with data-status.
+   */
+  function mountLab(root, data) {
+    if (!data || !widgets[data.lab])
+      throw new Error(`No widget is registered for the lab "${data?.lab}".`);
+    const hadClass = root.classList.contains("attn-lab");
+    root.classList.add("attn-lab"); // the lab styles, before the widget measures itself
+    let controller;
+    try {
+      controller = new LabController(root, data);
+    } catch (err) {
+      if (!hadClass) root.classList.remove("attn-lab"); // else mountAll would retry it
+      throw err;
+    }
+    mounted.push(controller); // destroyed by mountAll once instant navigation removes it
+    return controller;
+  }
+  window.AttnLabs.mountLab = mountLab;
   // Extra scripts sit at the end of <body>, so the placeholders are already parsed: draw
   // the precomputed results now rather than after DOMContentLoaded. document$ then
   // covers every later page of instant navigation (mounting is idempotent).

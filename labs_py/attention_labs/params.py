@@ -8,6 +8,8 @@ here, in the standard library only, because this package must also run inside Py
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +32,11 @@ class Param:
     """One lab parameter.
 
     kind is one of ``"number"`` (finite float), ``"integer"``, ``"boolean"``,
-    ``"choice"`` (one of ``choices``) or ``"tokens"`` (a list of non-empty strings).
+    ``"choice"`` (one of ``choices``), ``"tokens"`` (a list of non-empty strings) or
+    ``"base64"`` (standard base64 text, e.g. packed float32 vectors; may be empty).
     ``minimum``/``maximum`` bound numbers and integers (inclusive); ``min_items``/
-    ``max_items``/``max_chars`` bound token lists.
+    ``max_items``/``max_chars`` bound token lists; ``max_chars`` also bounds base64 text.
+    What the decoded bytes must hold is the lab's to check (it knows the shapes).
     """
 
     name: str
@@ -57,6 +61,11 @@ class Param:
             return "true or false"
         if self.kind == "choice":
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "base64":
+            return (
+                "base64 text (A-Z, a-z, 0-9, +, / and = padding) of at most "
+                f"{self.max_chars} characters"
+            )
         return (
             f"a list of {self.min_items} to {self.max_items} tokens, "
             f"each 1 to {self.max_chars} characters"
@@ -74,6 +83,8 @@ class Param:
             if not isinstance(value, str) or value not in self.choices:
                 raise bad
             return value
+        if self.kind == "base64":
+            return self._check_base64(value)
         if self.kind == "tokens":
             if not isinstance(value, (list, tuple)):
                 raise bad
@@ -115,6 +126,23 @@ class Param:
             raise bad
         return value
 
+    def _check_base64(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise LabParameterError(
+                self.name, f"{self.name} must be {self.allowed()}, got {type(value).__name__}"
+            )
+        if len(value) > self.max_chars:
+            raise LabParameterError(
+                self.name, f"{self.name} must be {self.allowed()}, got {len(value)} characters"
+            )
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError) as err:  # ValueError: non-ASCII text
+            raise LabParameterError(
+                self.name, f"{self.name} must be {self.allowed()}; it is not valid base64 ({err})"
+            ) from None
+        return value
+
 
 def validate(schema: tuple[Param, ...], params: dict[str, Any] | None) -> dict[str, Any]:
     """Check ``params`` against ``schema`` and fill in defaults.
@@ -154,5 +182,7 @@ def schema_as_json(schema: tuple[Param, ...]) -> list[dict[str, Any]]:
             item["labels"] = dict(p.labels)
         if p.kind == "tokens":
             item.update(min_items=p.min_items, max_items=p.max_items, max_chars=p.max_chars)
+        if p.kind == "base64":
+            item["max_chars"] = p.max_chars
         out.append(item)
     return out

@@ -102,6 +102,11 @@
       this.draw();
     }
 
+    /** Stop watching the palette (the canvas's own listeners go with the element). */
+    destroy() {
+      this.paletteObserver.disconnect();
+    }
+
     select(q, k) {
       if (!this.data) return;
       const n = this.data.rowLabels.length;
@@ -234,11 +239,6 @@
     _onClick(event) {
       const cell = this.cellAt(event.clientX, event.clientY);
       if (cell) this.select(...cell);
-    }
-
-    /** Stop following the palette (the page is going away). */
-    destroy() {
-      this.paletteObserver.disconnect();
     }
 
     _onKey(event) {

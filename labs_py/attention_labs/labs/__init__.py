@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..params import LabParameterError, schema_as_json, validate
-from . import attention_pattern
+from . import attention_pattern, real_head
 
 LABS: dict[str, ModuleType] = {
     "attention_pattern": attention_pattern,
+    "real_head": real_head,
 }
 
 
