@@ -284,3 +284,62 @@ def test_head_view_with_comparison_passes_axe_in_both_palettes(browser, server, 
         assert _axe_problems(page, f"explorer grid ({scheme})") == []
     finally:
         context.close()
+
+
+def test_recompute_panel_rebuilds_a_real_head_in_python(recorded):
+    data = asset("long-passage")
+    entry = data["qkv"]["heads"][0]
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=long-passage&view=head&layer=0&head=0")
+    # a head without vectors lists the heads that have them
+    if (entry["layer"], entry["head"]) != (0, 0):
+        page.locator(f"{MAP} .attn-map__qkv-head").first.click()
+    assert map_state(page)["layer"] == entry["layer"] and map_state(page)["head"] == entry["head"]
+    page.locator(f"{MAP} .attn-map__start").click()
+    lab = page.locator(f"{MAP} .attn-map__recompute .attn-lab")
+    page.wait_for_function(
+        f"() => document.querySelector('{MAP} .attn-map__recompute .attn-lab').dataset.runs >= 1",
+        timeout=120_000,
+    )
+    result = page.evaluate(
+        f"() => document.querySelector('{MAP} .attn-map__recompute .attn-lab').attnLab.result"
+    )
+    assert result["stored_max_abs_diff"] <= 1 / 255 + 1e-4  # the model's own pattern
+    # this head is nearly one-hot: dropping the scaling changes little, a hot softmax a lot
+    lab.locator("input[type=number][id$=-temperature]").fill("5")
+    lab.locator("input[type=number][id$=-temperature]").press("Enter")
+    page.wait_for_function(
+        f"() => document.querySelector('{MAP} .attn-map__recompute .attn-lab').dataset.runs >= 2",
+        timeout=60_000,
+    )
+    result = page.evaluate(
+        f"() => document.querySelector('{MAP} .attn-map__recompute .attn-lab').attnLab.result"
+    )
+    assert result["stored_max_abs_diff"] > 0.05
+    # another head: the panel is replaced, the old lab is gone
+    page.locator(f"{MAP} .attn-map__panel--main .attn-map__step").last.click()
+    assert page.locator(f"{MAP} .attn-map__recompute .attn-lab").count() == 0
+    assert recorded.errors == [] and recorded.external_requests() == []
+
+
+def test_lesson_embeds_a_map_that_opens_in_the_explorer(recorded):
+    page = recorded.page
+    page.goto(f"{recorded.base}lessons/03-attention-pattern/")
+    page.wait_for_selector(f"{MAP}[data-state=ready]", timeout=20_000)
+    assert page.locator(MAP).count() == 1
+    assert "A real previous-token head" in page.locator(f"{MAP} .attn-map__caption").inner_text()
+    title = page.locator(f"{MAP} .attn-map__panel--main .attn-map__title").inner_text()
+    assert title.startswith("all-MiniLM-L6-v2 · layer 0, head 2")
+    assert page.locator(f"{MAP} select[id$=-sentence]").count() == 0  # no pickers in a lesson
+    assert page.url.endswith("/lessons/03-attention-pattern/")  # a lesson's URL is left alone
+    page.locator(f"{MAP} .attn-map__open").click()
+    page.wait_for_url("**/explorer/**")
+    page.wait_for_selector(f"{MAP}[data-state=ready]")
+    state = map_state(page)
+    assert (state["sentence"], state["view"], state["layer"], state["head"], state["query"]) == (
+        "fluffy-creature",
+        "head",
+        0,
+        2,
+        3,
+    )
+    assert recorded.errors == [] and recorded.external_requests() == []

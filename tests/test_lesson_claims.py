@@ -2,6 +2,7 @@
 here with attention_labs. Numeric claims are formatted and looked up verbatim in the lesson,
 so changing the prose or the code without the other fails a test."""
 
+import json
 import math
 import re
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from attention_labs import attention_logits, entropy_bits, softmax
+from attention_labs import attention_logits, entropy_bits, real_maps, softmax
 from attention_labs.labs import run_lab
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,3 +249,25 @@ def test_exercise_sizes_match_the_prose():
     np.testing.assert_allclose(ns["S"], attention_logits(ns["Q"], ns["K"]))
     masked = next(s for s in specs if s["kind"] == "code")
     assert any("5 tokens" in c["name"] for c in masked["checks"])
+
+
+def test_the_real_head_is_the_models_strongest_previous_token_head():
+    """The lesson's embedded map (an ```attention-map fence) and what the prose says of it."""
+    (body,) = re.findall(r"^```attention-map\n(.*?)^```$", SOURCE, re.S | re.M)
+    fence = yaml.safe_load(body)
+    asset = json.loads(
+        (
+            ROOT / "docs" / "assets" / "attention" / fence["model"] / f"{fence['sentence']}.json"
+        ).read_text("utf-8")
+    )
+    layer, head = fence["layer"], fence["head"]
+    claim(f"layer {layer}, head {head} of all-MiniLM-L6-v2")
+    assert asset["model"]["id"].endswith("/all-MiniLM-L6-v2")
+    scores = np.array(asset["head_stats"]["previous_token"])
+    # "the strongest of its kind in this model"
+    assert scores[layer, head] == scores.max()
+    claim("the strongest of its kind in this model")
+    # "Every query after the first puts nearly all of its weight on the token just before it"
+    weights = real_maps.decode_attention(asset)[layer, head]
+    assert all(weights[q, q - 1] > 0.95 for q in range(1, asset["seq_len"]))
+    claim("Every query after the first puts nearly all of its weight on the token just before it")

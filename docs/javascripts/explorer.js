@@ -298,7 +298,7 @@
         this.cache.vmax(entry, this.excludeFirst),
         visible,
       );
-      this.linesHead.textContent = `Lines from query “${tokens[this.query]}” (${this.query}) to every key; thicker and darker means more weight.`;
+      this.linesHead.textContent = `Lines from query “${tokens[this.query]}” (${this.query}) to every key; thicker and more opaque means more weight.`;
       if (!quiet && this.role === "main")
         this.map.setState({ query: this.query }, { redraw: false });
     }
