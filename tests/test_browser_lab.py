@@ -50,7 +50,7 @@ def test_lesson_shows_prerendered_result_and_katex_before_python(recorded):
     state = lab_state(page)
     assert state["runs"] == 0
     assert_same_as_cpython(state)  # the build's CPython result, drawn without Pyodide
-    assert page.locator("canvas.attn-heatmap").count() == 1
+    assert page.locator(".attn-lab canvas.attn-heatmap").count() == 1
     assert page.locator(".katex").count() > 5, "KaTeX did not render the lesson's math"
     assert page.locator(".attn-lab__table tbody tr").count() == 8
 
@@ -159,7 +159,7 @@ def test_heatmap_is_usable_with_keyboard_and_click(recorded):
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     info = page.locator(".attn-lab__cell")
-    page.locator("canvas.attn-heatmap").focus()
+    page.locator(".attn-lab canvas.attn-heatmap").focus()
     page.keyboard.press("ArrowDown")  # selects (0, 0) first
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowRight")
@@ -169,7 +169,7 @@ def test_heatmap_is_usable_with_keyboard_and_click(recorded):
     # Click the cell of query 2 ("blue"), key 0 ("The").
     box = page.evaluate("""() => { const h = document.querySelector('.attn-lab').attnLab.widget.heatmap;
         const L = h.layout; return {x: L.labelW + 0.5 * L.cell, y: L.labelH + 2.5 * L.cell}; }""")
-    page.locator("canvas.attn-heatmap").click(position=box)
+    page.locator(".attn-lab canvas.attn-heatmap").click(position=box)
     assert "“blue” (2) → key “The” (0)" in info.inner_text()
 
 

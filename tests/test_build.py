@@ -23,7 +23,8 @@ if not MKDOCS.exists():
     MKDOCS = ROOT / ".venv" / "bin" / "mkdocs"
 VENDOR = ROOT / "docs" / "vendor"
 LESSON = "lessons/03-attention-pattern"
-DATA_RE = re.compile(r'data-config="([^"]*)"')
+# a lab placeholder's JSON (an attention map's placeholder has data-config too)
+DATA_RE = re.compile(r'<div class="attn-lab"[^>]*data-config="([^"]*)"')
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -140,7 +141,7 @@ def test_lesson_page_has_one_lab_placeholder_and_math(built_site):
     site, _ = built_site
     page = (site / LESSON / "index.html").read_text(encoding="utf-8")
     assert page.count('<div class="attn-lab"') == 1
-    assert page.count('data-config="') == 1
+    assert len(DATA_RE.findall(page)) == 1
     assert "```lab" not in page
     assert page.count('<span class="arithmatex">') >= 10  # inline \( \) math
     assert '<div class="arithmatex">' in page  # display \[ \] math

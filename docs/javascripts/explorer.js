@@ -148,7 +148,7 @@
       this.stats = el("p", "attn-map__stats");
       const figure = el("div", "attn-map__figure");
       this.heatmap = new Heatmap(figure, {
-        label: "",
+        label: "Attention weights of one head (set when its map has loaded)",
         onSelect: (q, k) => {
           this.focusCell = [q, k];
           this.describe(q, k);
