@@ -124,6 +124,21 @@
     return { wrap, select: s };
   }
 
+  /** A labelled checkbox appended to `parent`; returns the input. */
+  function checkbox(parent, id, label, onChange) {
+    const wrap = el("div", "attn-map__field attn-map__field--check");
+    const lbl = el("label");
+    const box = el("input");
+    box.type = "checkbox";
+    box.id = id;
+    lbl.htmlFor = id;
+    lbl.append(box, el("span", null, label));
+    box.addEventListener("change", onChange);
+    wrap.append(lbl);
+    parent.append(wrap);
+    return box;
+  }
+
   function button(text, className = "") {
     const b = el("button", `md-button attn-map__button ${className}`.trim(), text);
     b.type = "button";
@@ -165,7 +180,7 @@
         label: "Query tokens: pick one to draw its lines to every key",
         onQuery: (q) => this.setQuery(q),
       });
-      this.details = el("details", "attn-map__table");
+      this.details = el("details", "attn-lab__table attn-map__table");
       this.details.append(el("summary", null, "Show as text: each query's top keys with weights"));
       this.table = el("table", "attn-lab__rows");
       const scroller = el("div", "attn-lab__table-scroll");
@@ -413,34 +428,16 @@
         views.append(b);
       }
       this.top.append(views);
-      const sinks = el("div", "attn-map__field attn-map__field--check");
-      const sinkLabel = el("label");
-      this.sinkBox = el("input");
-      this.sinkBox.type = "checkbox";
-      this.sinkBox.id = id("sinks");
-      sinkLabel.htmlFor = this.sinkBox.id;
-      sinkLabel.append(this.sinkBox, el("span", null, "Scale colours without the first key"));
+      this.sinkBox = checkbox(this.top, id("sinks"), "Scale colours without the first key", () =>
+        this.setState({ exclude_first: this.sinkBox.checked }),
+      );
       this.sinkBox.title =
         "Many heads park most of their weight on the first token (an attention sink); " +
         "scaling by the other keys makes the rest of the pattern visible.";
-      this.sinkBox.addEventListener("change", () =>
-        this.setState({ exclude_first: this.sinkBox.checked }),
-      );
-      sinks.append(sinkLabel);
-      this.top.append(sinks);
       if (this.explorer) {
-        const cmp = el("div", "attn-map__field attn-map__field--check");
-        const cmpLabel = el("label");
-        this.compareBox = el("input");
-        this.compareBox.type = "checkbox";
-        this.compareBox.id = id("compare");
-        cmpLabel.htmlFor = this.compareBox.id;
-        cmpLabel.append(this.compareBox, el("span", null, "Compare with a second head"));
-        this.compareBox.addEventListener("change", () =>
+        this.compareBox = checkbox(this.top, id("compare"), "Compare with a second head", () =>
           this.setCompare(this.compareBox.checked ? {} : null),
         );
-        cmp.append(cmpLabel);
-        this.top.append(cmp);
       }
 
       this.sentence = el("p", "attn-map__sentence");
