@@ -271,3 +271,6 @@ def test_the_real_head_is_the_models_strongest_previous_token_head():
     weights = real_maps.decode_attention(asset)[layer, head]
     assert all(weights[q, q - 1] > 0.95 for q in range(1, asset["seq_len"]))
     claim("Every query after the first puts nearly all of its weight on the token just before it")
+    claim("*verdant* is `ve`, `rdan` and `t`, three tokens")
+    i = asset["tokens"]["text"].index("ve")
+    assert asset["tokens"]["text"][i : i + 3] == ["ve", "rdan", "t"]

@@ -37,6 +37,7 @@
       high: false,
     },
   };
+  const HINT = "Point at a cell, or focus the heatmap and use the arrow keys, to read its weight.";
   const URL_KEYS = ["model", "sentence", "view", "layer", "head", "query", "stat", "order"];
   const fmt = (x, digits = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(digits));
   const modelName = (id) => id.split("/").pop();
@@ -169,9 +170,14 @@
           this.describe(q, k);
           if (q !== this.query) this.setQuery(q);
         },
-        onHover: (q, k) =>
-          q < 0 ? this.describe(...(this.focusCell || [-1, -1])) : this.describe(q, k),
+        onHover: (q, k) => this._hover(q, k),
       });
+      // The hovered cell's weight, next to the pointer (the line below says it for
+      // screen readers and keyboards).
+      this.tip = el("div", "attn-map__tip");
+      this.tip.setAttribute("aria-hidden", "true");
+      this.tip.hidden = true;
+      figure.append(this.tip);
       this.info = el("p", "attn-map__cell");
       this.info.setAttribute("aria-live", "polite");
       this.linesHead = el("p", "attn-map__lines-head");
@@ -291,9 +297,7 @@
       this.setQuery(query ?? 0, { quiet: true });
       if (this.focusCell && this.focusCell[0] < n && this.focusCell[1] < n)
         this.describe(...this.focusCell);
-      else
-        this.info.textContent =
-          "Point at a cell, or focus the heatmap and use the arrow keys, to read its weight.";
+      else this.describe(-1, -1);
       this._table(values, tokens);
     }
 
@@ -318,11 +322,29 @@
         this.map.setState({ query: this.query }, { redraw: false });
     }
 
-    /** Describe cell (q, k) in the live line below the heatmap; (-1, -1) clears it. */
+    _hover(q, k) {
+      if (q < 0) {
+        this.tip.hidden = true;
+        return this.describe(...(this.focusCell || [-1, -1]));
+      }
+      this.describe(q, k);
+      const t = this.cache.asset.tokens.text;
+      const w = this.cache.get(this.layer, this.head).w[q * this.cache.n + k];
+      this.tip.textContent = `${t[q]} → ${t[k]}: ${w.toFixed(4)}`;
+      const canvas = this.heatmap.canvas.getBoundingClientRect();
+      const box = this.tip.parentElement.getBoundingClientRect();
+      const c = this.heatmap.cellCentre(q, k);
+      this.tip.style.left = `${canvas.left - box.left + c.x}px`;
+      this.tip.style.top = `${canvas.top - box.top + c.y - this.heatmap.layout.cell / 2 - 4}px`;
+      this.tip.hidden = false;
+    }
+
+    /** Describe cell (q, k) in the live line below the heatmap; (-1, -1) shows the hint. */
     describe(q, k) {
       if (q < 0 || !this.cache) {
-        this.info.textContent = "";
+        this.info.textContent = HINT;
         delete this.info.dataset.weight;
+        delete this.info.dataset.cell;
         return;
       }
       const asset = this.cache.asset;
@@ -802,7 +824,7 @@
         values === null
           ? `${stat.label}: not available for this sentence (no token repeats).`
           : `${stat.label}: ${stat.help}. Shown under each head; ${stat.high ? "highest" : "lowest"} marked ★.`;
-      this.gridCaption.textContent = `${modelName(asset.model.id)}: ${n_layers} layers × ${n_heads} heads on “${asset.sentence.id}”. Arrow keys move between heads; Enter opens one.`;
+      this.gridCaption.textContent = `Every head of ${modelName(asset.model.id)} on “${asset.sentence.id}”: ${n_layers} layers (rows) × ${n_heads} heads. Arrow keys move between heads; Enter opens one.`;
       let order = [];
       for (let l = 0; l < n_layers; l++) for (let h = 0; h < n_heads; h++) order.push([l, h]);
       let best = null;
@@ -838,9 +860,11 @@
             `${fmt(value)}${mark ? ", the most extreme" : ""}`,
         );
         b.tabIndex = l === s.layer && h === s.head ? 0 : -1;
-        b.addEventListener("click", () =>
-          this.setState({ view: "head", layer: l, head: h, query: null }),
-        );
+        b.addEventListener("click", () => {
+          this.setState({ view: "head", layer: l, head: h, query: null });
+          // Keep the reader's place: focus moves to the head that opened.
+          this.main.heatmap.canvas.focus();
+        });
         b.addEventListener("focus", () => {
           this.focusIndex = i;
         });
@@ -880,25 +904,24 @@
     renderHead() {
       const t0 = performance.now();
       const s = this.state;
-      this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first);
-      if (s.compare) {
-        if (!this.comparePanel) {
-          this.comparePanel = new HeadPanel(this, "compare");
-          this.panels.append(this.comparePanel.root);
-        }
-        this.comparePanel.show(
-          this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache,
-          s.compare.layer,
-          s.compare.head,
-          this.main.query,
-          s.exclude_first,
-        );
-      } else if (this.comparePanel) {
+      // Columns first: each heatmap sizes its cells to the width it is given.
+      if (s.compare && !this.comparePanel) {
+        this.comparePanel = new HeadPanel(this, "compare");
+        this.panels.append(this.comparePanel.root);
+      } else if (!s.compare && this.comparePanel) {
         this.comparePanel.destroy();
         this.comparePanel.root.remove();
         this.comparePanel = null;
       }
       this.panels.classList.toggle("attn-map__panels--two", Boolean(s.compare));
+      this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first);
+      this.comparePanel?.show(
+        this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache,
+        s.compare.layer,
+        s.compare.head,
+        this.main.query,
+        s.exclude_first,
+      );
       this._recomputePanel();
       this.timings.head = performance.now() - t0;
     }
@@ -926,7 +949,7 @@
           el(
             "p",
             null,
-            `The asset carries this head's real queries and keys (${entry.reason}). Python rebuilds the pattern as softmax(q·kᵀ/√d_head) from them; change the scaling, the temperature or the mask and see how this real head would behave.`,
+            `The asset carries this head's real queries and keys (the model's ${entry.reason}, over all sentences). Python rebuilds the pattern as softmax(q·kᵀ/√d_head) from them; change the scaling, the temperature or the mask and see how this real head would behave.`,
           ),
         );
         const start = button("Recompute in Python", "attn-map__start");
@@ -942,13 +965,13 @@
           el(
             "p",
             null,
-            "Only a few heads carry their queries and keys in the asset. Pick one to recompute it:",
+            "Only a few heads carry their queries and keys in the asset: the model's strongest head of each kind, chosen once over all sentences. Pick one to recompute it:",
           ),
         );
         const list = el("ul", "attn-map__qkv");
         for (const h of asset.qkv.heads) {
           const li = el("li");
-          const b = button(`Layer ${h.layer}, head ${h.head} (${h.reason})`, "attn-map__qkv-head");
+          const b = button(`Layer ${h.layer}, head ${h.head}: ${h.reason}`, "attn-map__qkv-head");
           b.addEventListener("click", () =>
             this.setState({ layer: h.layer, head: h.head, query: null }),
           );

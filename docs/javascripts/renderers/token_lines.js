@@ -28,8 +28,13 @@
       this.root.append(this.left, this.svg, this.right);
       container.append(this.root);
       this.tokens = null;
-      // The columns change height with the font and width: redraw the lines then.
-      this.resize = new ResizeObserver(() => this._drawLines());
+      // The columns change height with the font and width: redraw the lines then. Only
+      // the width and the query column decide the drawing, so nothing here feeds back.
+      this.size = "";
+      this.resize = new ResizeObserver(() => {
+        const size = `${this.svg.clientWidth}x${this.left.offsetHeight}`;
+        if (size !== this.size) this._drawLines();
+      });
       this.resize.observe(this.root);
     }
 
@@ -84,7 +89,8 @@
         return r.top - top + r.height / 2;
       };
       const width = this.svg.clientWidth || 80;
-      const height = this.root.scrollHeight;
+      const height = this.left.offsetHeight; // the query column sets the height
+      this.size = `${this.svg.clientWidth}x${height}`;
       this.svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
       this.svg.setAttribute("height", String(height));
       const y0 = centre(this.left.children[this.query]);

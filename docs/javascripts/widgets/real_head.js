@@ -45,6 +45,8 @@
     });
     view.figure.before(summary);
 
+    const isOwn = (p) => p.scale && Number(p.temperature) === 1 && p.causal === modelCausal;
+
     function settings(p) {
       const bits = [
         p.scale ? "divided by √d_head" : "not divided by √d_head",
@@ -58,7 +60,7 @@
       const stored = Boolean(res.stored);
       body.dataset.source = stored ? "stored" : "python";
       source.textContent = stored
-        ? "Showing the model's stored weights (precomputed). Python recomputes them from this head's queries and keys when you change a control."
+        ? "Showing the model's stored weights (precomputed) until Python has recomputed them from this head's queries and keys."
         : `Showing Python's recompute from this head's queries and keys: ${settings(lab.params)}.`;
       let text = `Mean entropy ${Number(res.mean_entropy_bits).toFixed(2)} bits per query`;
       const most = Math.max(...Array.from(res.max_entropy_bits, Number));
@@ -67,10 +69,13 @@
       const diff = res.stored_max_abs_diff;
       if (!stored && diff !== null && diff !== undefined) {
         text += ` Largest difference from the model's stored weights: ${diff.toFixed(4)}`;
-        text +=
-          diff <= STORED_TOLERANCE
-            ? ", within their 1/255 ≈ 0.004 rounding: this is the model's own pattern."
-            : ": this is no longer the pattern the model computes.";
+        if (diff > STORED_TOLERANCE) text += ": this is no longer the pattern the model computes.";
+        else if (isOwn(lab.params))
+          text += ", within their 1/255 ≈ 0.004 rounding: this is the model's own pattern.";
+        else
+          text +=
+            ", within their 1/255 rounding, although the settings differ from the model's: " +
+            "this head is so sharp that each row stays on the same key. Try a higher temperature, or another head.";
       }
       summary.textContent = text;
       view.render(res);
