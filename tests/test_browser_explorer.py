@@ -194,6 +194,11 @@ def test_keyboard_reaches_every_head_and_enter_opens_it(recorded):
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Enter")
     assert map_state(page)["view"] == "head"
+    # focus follows: the opened head's heatmap, named after the model, layer and head
+    focused = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+    assert focused.startswith(
+        f"Attention weights of all-MiniLM-L6-v2, layer {n_layers - 2}, head {n_heads - 1}"
+    )
     assert (map_state(page)["layer"], map_state(page)["head"]) == (n_layers - 2, n_heads - 1)
     assert recorded.errors == []
 
@@ -254,6 +259,16 @@ def test_explorer_after_instant_navigation_palette_change_and_on_a_phone(recorde
     # the page does not scroll sideways on a phone
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     page.locator(f"{MAP} .attn-map__thumb").first.click()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    # the line view keeps its height (no resize loop)
+    heights = []
+    for _ in range(3):
+        heights.append(
+            page.evaluate(f"() => document.querySelector('{MAP} .attn-lines').offsetHeight")
+        )
+        page.wait_for_timeout(300)
+    assert len(set(heights)) == 1, heights
+    page.check(f"{MAP} input[id$=-compare]")  # two heads still fit a phone
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     # palette change: the heatmap redraws with the new colours, nothing breaks
     page.evaluate("() => document.body.setAttribute('data-md-color-scheme', 'slate')")
