@@ -65,7 +65,7 @@ def run_once(pw, base: str, entry: dict) -> dict:
         out = page.evaluate(
             """() => { const t = document.querySelector('.attn-map').attnMap.timings;
                const m = performance.getEntriesByName('explorer:grid');
-               return { grid: t.grid, assetToGrid: t.firstGrid,
+               return { grid: t.grid, startToGrid: t.firstGrid,
                         pageToGrid: m.length ? m[0].startTime : null }; }"""
         )
         out["switch"] = page.evaluate(SWITCH_JS)
@@ -95,7 +95,7 @@ def main(argv=None) -> dict:
     print(
         f"{entry['path']} (seq_len {entry['seq_len']}): grid draw "
         f"{statistics.median(r['grid'] for r in runs):.1f} ms, start to grid "
-        f"{statistics.median(r['assetToGrid'] for r in runs):.1f} ms, head switch median "
+        f"{statistics.median(r['startToGrid'] for r in runs):.1f} ms, head switch median "
         f"{statistics.median(switches):.2f} ms over {len(switches)}"
     )
     return result

@@ -266,9 +266,9 @@ def explorer_section(args) -> list[Row]:
         ),
         Row(
             "explorer",
-            "asset requested -> grid drawn",
-            med([r["assetToGrid"] for r in runs]),
-            "download, schema check, draw",
+            "explorer script started -> grid drawn",
+            med([r["startToGrid"] for r in runs]),
+            "index and asset downloaded in parallel, schema checks, draw",
         ),
         Row(
             "explorer",

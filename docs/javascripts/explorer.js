@@ -293,12 +293,12 @@
           : null,
         vmax,
       });
+      this._table(values, tokens);
       this.query = null;
       this.setQuery(query ?? 0, { quiet: true });
       if (this.focusCell && this.focusCell[0] < n && this.focusCell[1] < n)
         this.describe(...this.focusCell);
       else this.describe(-1, -1);
-      this._table(values, tokens);
     }
 
     setQuery(q, { quiet = false } = {}) {
@@ -317,6 +317,10 @@
         this.cache.vmax(entry, this.excludeFirst),
         visible,
       );
+      this.table.querySelectorAll("tbody tr").forEach((tr, q) => {
+        if (q === this.query) tr.setAttribute("aria-current", "true");
+        else tr.removeAttribute("aria-current");
+      });
       this.linesHead.textContent = `Lines from query “${tokens[this.query]}” (${this.query}) to every key; thicker and more opaque means more weight.`;
       if (!quiet && this.role === "main")
         this.map.setState({ query: this.query }, { redraw: false });
