@@ -358,3 +358,17 @@ def test_lesson_embeds_a_map_that_opens_in_the_explorer(recorded):
         3,
     )
     assert recorded.errors == [] and recorded.external_requests() == []
+
+
+def test_back_returns_from_a_head_to_the_grid(recorded):
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=bank-river&view=model")
+    page.locator(f'{MAP} .attn-map__thumb[data-layer="1"][data-head="3"]').click()
+    assert map_state(page)["view"] == "head"
+    page.go_back()
+    page.wait_for_function(
+        f"() => document.querySelector('{MAP}')?.attnMap?.state.view === 'model'"
+        f" && document.querySelector('{MAP}').dataset.state === 'ready'"
+    )
+    assert "view=model" in page.url
+    assert page.locator(f"{MAP} .attn-map__thumb").count() == MODEL["n_layers"] * MODEL["n_heads"]
+    assert recorded.errors == []

@@ -52,7 +52,7 @@ def test_lesson_shows_prerendered_result_and_katex_before_python(recorded):
     assert_same_as_cpython(state)  # the build's CPython result, drawn without Pyodide
     assert page.locator(".attn-lab canvas.attn-heatmap").count() == 1
     assert page.locator(".katex").count() > 5, "KaTeX did not render the lesson's math"
-    assert page.locator(".attn-lab__table tbody tr").count() == 8
+    assert page.locator(".attn-lab .attn-lab__table tbody tr").count() == 8
 
 
 def test_control_moved_before_python_is_ready_is_queued_then_computed(recorded):

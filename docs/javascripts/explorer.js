@@ -419,7 +419,18 @@
       root.textContent = "";
       root.attnMap = this;
       this._build();
-      if (this.explorer) this._readUrl();
+      if (this.explorer) {
+        this._readUrl();
+        // Back and Forward between the grid and a head (see _writeUrl).
+        this.onPopState = () => {
+          if (!this.root.isConnected || !this.cache) return;
+          const { model, sentence } = this.state;
+          this._readUrl();
+          if (this.state.model !== model || this.state.sentence !== sentence) this.loadSentence();
+          else this.render();
+        };
+        window.addEventListener("popstate", this.onPopState);
+      }
       this.start();
     }
 
@@ -792,7 +803,11 @@
     _writeUrl() {
       if (this.explorer) {
         const url = `${location.pathname}?${this._params()}${location.hash}`;
-        history.replaceState(history.state, "", url);
+        // Opening a head (or going back to the grid) is a step Back can undo; other changes
+        // only update the address.
+        const view = new URLSearchParams(location.search).get("view");
+        if (view && view !== this.state.view) history.pushState(history.state, "", url);
+        else history.replaceState(history.state, "", url);
       } else if (this.open) {
         this.open.href = new URL(`explorer/?${this._params()}`, AttnLabs.SITE_ROOT).href;
       }
@@ -995,6 +1010,7 @@
 
     destroy() {
       this.loadToken++;
+      if (this.onPopState) window.removeEventListener("popstate", this.onPopState);
       this.main.destroy();
       this.comparePanel?.destroy();
       this.lab?.destroy();
