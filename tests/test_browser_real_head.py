@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from attention_labs import real_maps
 from attention_labs.labs import lab_schema, run_lab
+from test_real_head import head_params
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSET = "all-minilm-l6-v2/fluffy-creature.json"
@@ -57,7 +58,7 @@ def test_real_head_shows_stored_weights_then_pythons_recompute(recorded):
     pick = int(
         np.argmax(
             [
-                run_lab("real_head", _params(asset, e))["result"]["mean_entropy_bits"]
+                run_lab("real_head", head_params(asset, e))["result"]["mean_entropy_bits"]
                 for e in asset["qkv"]["heads"]
             ]
         )
@@ -73,7 +74,7 @@ def test_real_head_shows_stored_weights_then_pythons_recompute(recorded):
     page.add_script_tag(url=recorded.base + "javascripts/attention-assets.js")
     page.wait_for_function("() => window.AttnAssets")
     params = page.evaluate(MOUNT, {"path": ASSET, "schema": lab_schema("real_head"), "pick": pick})
-    assert params == _params(asset, entry)
+    assert params == head_params(asset, entry)
 
     # 1. The stored weights, drawn at once, and said to be the stored ones.
     page.wait_for_selector("#real-head.attn-lab[data-status=initial]")
@@ -89,7 +90,7 @@ def test_real_head_shows_stored_weights_then_pythons_recompute(recorded):
     wait_for_runs(page, 1)
     state = page.evaluate(STATE)
     assert state["shows"] == "python" and "not divided by √d_head" in state["source"]
-    expected = run_lab("real_head", _params(asset, entry, scale=False))["result"]
+    expected = run_lab("real_head", head_params(asset, entry, scale=False))["result"]
     np.testing.assert_allclose(state["result"]["weights"], expected["weights"], atol=1e-9)
     assert state["result"]["stored_max_abs_diff"] > 0.05
     assert "no longer the pattern the model computes" in state["summary"]
@@ -131,16 +132,3 @@ def test_real_head_shows_stored_weights_then_pythons_recompute(recorded):
     assert page.locator(".attn-lab").first.get_attribute("data-status") == "initial"
     assert recorded.errors == []
     assert recorded.external_requests() == []
-
-
-def _params(asset: dict, entry: dict, **changes) -> dict:
-    return {
-        "tokens": asset["tokens"]["text"],
-        "q": entry["q"],
-        "k": entry["k"],
-        "d_head": asset["qkv"]["d_head"],
-        "scale": True,
-        "temperature": 1,
-        "causal": asset["model"]["causal"],
-        "stored": asset["attention"]["data"][entry["layer"]][entry["head"]],
-    } | changes
