@@ -339,6 +339,11 @@ def test_recompute_panel_rebuilds_a_real_head_in_python(recorded):
 def test_lesson_embeds_a_map_that_opens_in_the_explorer(recorded):
     page = recorded.page
     page.goto(f"{recorded.base}lessons/03-attention-pattern/")
+    page.wait_for_selector(f"{MAP}[data-state=waiting]")
+    # nothing is downloaded until the reader gets near the map
+    assert not [u for u in recorded.requests if "/assets/attention/" in u or "ajv" in u]
+    assert "all-MiniLM-L6-v2" in page.locator(f"{MAP} .attn-map__status").inner_text()
+    page.locator(MAP).scroll_into_view_if_needed()
     page.wait_for_selector(f"{MAP}[data-state=ready]", timeout=20_000)
     assert page.locator(MAP).count() == 1
     assert "A real previous-token head" in page.locator(f"{MAP} .attn-map__caption").inner_text()

@@ -430,8 +430,26 @@
           else this.render();
         };
         window.addEventListener("popstate", this.onPopState);
+        this.start();
+      } else {
+        // In a lesson the map downloads as the reader gets near it (half a screen ahead),
+        // like the labs, so the lesson itself stays light.
+        this._setStatus(
+          `The attention map of ${modelName(config.model_id || config.model)} on “${config.sentence}” loads as you reach it.`,
+          false,
+        );
+        root.dataset.state = "waiting";
+        this.observer = new IntersectionObserver(
+          (entries) => {
+            if (entries.some((e) => e.isIntersecting)) {
+              this.observer.disconnect();
+              this.start();
+            }
+          },
+          { rootMargin: "0px 0px 50% 0px" },
+        );
+        this.observer.observe(root);
       }
-      this.start();
     }
 
     // --- DOM --------------------------------------------------------------------
@@ -1011,6 +1029,7 @@
     destroy() {
       this.loadToken++;
       if (this.onPopState) window.removeEventListener("popstate", this.onPopState);
+      this.observer?.disconnect();
       this.main.destroy();
       this.comparePanel?.destroy();
       this.lab?.destroy();
