@@ -122,6 +122,7 @@ def test_url_state_round_trips(recorded):
     page.wait_for_selector(f"{MAP}[data-state=ready]")
     notice = page.locator(f"{MAP} .attn-map__notice").inner_text()
     assert "no-such-sentence" in notice and "layer 99" in notice
+    assert not [u for u in recorded.requests if "/assets/attention/" in u and "no-such" in u]
     assert recorded.errors == []
 
 
@@ -376,4 +377,9 @@ def test_back_returns_from_a_head_to_the_grid(recorded):
     )
     assert "view=model" in page.url
     assert page.locator(f"{MAP} .attn-map__thumb").count() == MODEL["n_layers"] * MODEL["n_heads"]
+    # the keyboard is back on the head that was open
+    focused = page.evaluate(
+        "() => [document.activeElement.dataset.layer, document.activeElement.dataset.head]"
+    )
+    assert focused == ["1", "3"]
     assert recorded.errors == []

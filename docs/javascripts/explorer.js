@@ -42,6 +42,7 @@
   const fmt = (x, digits = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(digits));
   const modelName = (id) => id.split("/").pop();
   let uid = 0;
+  let refocus = null; // {href, layer, head}: the head to focus in a grid redrawn after Back
 
   // --- Colours of the thumbnails: the heatmap's viridis ramp as RGB bytes. -----------
   let lut = null;
@@ -424,10 +425,20 @@
         // Back and Forward between the grid and a head (see _writeUrl).
         this.onPopState = () => {
           if (!this.root.isConnected || !this.cache) return;
-          const { model, sentence } = this.state;
+          const was = { ...this.state };
           this._readUrl();
-          if (this.state.model !== model || this.state.sentence !== sentence) this.loadSentence();
-          else this.render();
+          const s = this.state;
+          if (s.model !== was.model || s.sentence !== was.sentence) return this.loadSentence();
+          const fromHead = was.view === "head" && s.view === "model";
+          // Back from a head: the grid keeps that head as its focused one.
+          if (fromHead) Object.assign(s, { layer: was.layer, head: was.head });
+          this.render();
+          if (fromHead) {
+            this.grid.querySelector('[tabindex="0"]')?.focus();
+            // Material's instant navigation may redraw the page for this URL: its new map
+            // focuses the same head when it first draws the grid.
+            refocus = { href: location.href, layer: was.layer, head: was.head };
+          }
         };
         window.addEventListener("popstate", this.onPopState);
         this.start();
@@ -585,9 +596,10 @@
     async start() {
       if (!this.explorer) return this.loadSentence();
       this._setStatus("Loading the list of models and sentences…", true);
-      // The asset the page (or its link) names starts downloading with the index; if the
-      // index then points elsewhere, this file is simply not used.
-      Assets.loadAsset(`${this.state.model}/${this.state.sentence}.json`).catch(() => {});
+      // The page's own asset (checked at build time) downloads alongside the index; one a
+      // link names waits for the index, which says whether it exists.
+      if (this.state.model === this.config.model && this.state.sentence === this.config.sentence)
+        Assets.loadAsset(this.config.asset).catch(() => {});
       try {
         this.index = await Assets.loadIndex();
       } catch (err) {
@@ -861,7 +873,7 @@
         values === null
           ? `${stat.label}: not available for this sentence (no token repeats).`
           : `${stat.label}: ${stat.help}. Shown under each head; ${stat.high ? "highest" : "lowest"} marked ★.`;
-      this.gridCaption.textContent = `Every head of ${modelName(asset.model.id)} on “${asset.sentence.id}”: ${n_layers} layers (rows) × ${n_heads} heads. Arrow keys move between heads; Enter opens one.`;
+      this.gridCaption.textContent = `Every head of ${modelName(asset.model.id)} on “${asset.sentence.id}”: ${n_layers} layers × ${n_heads} heads, layer after layer. Left and right arrows move between heads, up and down between layers; Enter opens a head.`;
       let order = [];
       for (let l = 0; l < n_layers; l++) for (let h = 0; h < n_heads; h++) order.push([l, h]);
       let best = null;
@@ -910,6 +922,13 @@
       this.grid.style.setProperty("--attn-heads", String(n_heads));
       this.grid.classList.toggle("attn-map__grid--ranked", s.order === "ranked");
       this.grid.replaceChildren(...cells);
+      if (refocus && this.explorer && !this.timings.firstGrid && refocus.href === location.href) {
+        const b = this.grid.querySelector(
+          `[data-layer="${refocus.layer}"][data-head="${refocus.head}"]`,
+        );
+        refocus = null;
+        b?.focus();
+      }
       this.timings.grid = performance.now() - t0;
       if (!this.timings.firstGrid) {
         this.timings.firstGrid = performance.now() - this.timings.started;
