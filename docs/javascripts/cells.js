@@ -8,7 +8,7 @@
 // Exercise progress lives in localStorage only.
 (function () {
   "use strict";
-  const { runtime, el, SITE_ROOT } = window.AttnLabs;
+  const { runtime, el, SITE_ROOT, onEveryPage, whenNear } = window.AttnLabs;
   const STORE = "attn-labs:solved:";
   let editorLib = null; // Promise of window.CM
 
@@ -184,6 +184,16 @@
     "Python was restarted to stop the code, so every variable of this page's cells is gone. " +
     "Nothing was re-run: run the cells you need again, from the top.";
 
+  /** What ends every Run and Check, however it went: the runtime listener goes, the
+   * output shows if there is any, `mainButton` (Run or Check) is back and Stop is off. */
+  function endRun(widget, mainButton, onRuntime) {
+    runtime.removeEventListener("change", onRuntime);
+    widget.output.hidden = !widget.output.childElementCount;
+    widget.running = false;
+    mainButton.disabled = false;
+    widget.stopButton.disabled = true;
+  }
+
   class CellController {
     constructor(root, data, page) {
       this.root = root;
@@ -280,11 +290,7 @@
           ? RESET_TEXT
           : `Could not run the cell: ${err.message}. Press Run to try again.`;
       } finally {
-        runtime.removeEventListener("change", onRuntime);
-        this.output.hidden = !this.output.childElementCount;
-        this.running = false;
-        this.runButton.disabled = false;
-        this.stopButton.disabled = true;
+        endRun(this, this.runButton, onRuntime);
         this.root.dataset.state = state;
         this.root.dataset.runs = String(this.runs);
         this.root.dispatchEvent(new CustomEvent("cell:done", { detail: { state } }));
@@ -524,11 +530,7 @@
           ? "Stopped: Python was restarted (the cells on this page lost their variables too)."
           : `Could not run the tests: ${err.message}. Press Check to try again.`;
       } finally {
-        runtime.removeEventListener("change", onRuntime);
-        this.output.hidden = !this.output.childElementCount;
-        this.running = false;
-        this.checkButton.disabled = false;
-        this.stopButton.disabled = true;
+        endRun(this, this.checkButton, onRuntime);
         this.root.dataset.result = result;
         this.root.dataset.checks = String(Number(this.root.dataset.checks) + 1);
         this.root.dispatchEvent(new CustomEvent("exercise:done", { detail: { result } }));
@@ -575,24 +577,14 @@
   }
   // Python starts when a cell or code exercise comes within half a screen of view, so
   // it is usually ready by the first Run; the editor script loads at the same time.
-  const observer = new IntersectionObserver(
-    (entries) => {
-      if (entries.some((e) => e.isIntersecting)) {
-        observer.disconnect();
-        runtime.start();
-      }
-    },
-    { rootMargin: "0px 0px 50% 0px" },
-  );
+  let near = null;
   function observe() {
-    observer.disconnect();
-    for (const root of document.querySelectorAll(".attn-cell, .attn-exercise[data-kind=code]"))
-      observer.observe(root);
+    near?.disconnect();
+    near = whenNear(document.querySelectorAll(".attn-cell, .attn-exercise[data-kind=code]"), () =>
+      runtime.start(),
+    );
   }
   window.AttnLabs.cells = { parseNumber, loadEditor };
-  if (typeof document$ !== "undefined") document$.subscribe(observe);
-  else document.addEventListener("DOMContentLoaded", observe);
-  mountAll();
-  if (typeof document$ !== "undefined") document$.subscribe(mountAll);
-  else document.addEventListener("DOMContentLoaded", mountAll);
+  onEveryPage(observe);
+  onEveryPage(mountAll);
 })();

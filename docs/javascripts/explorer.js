@@ -11,6 +11,7 @@
   "use strict";
   const AttnLabs = window.AttnLabs;
   const { el, Heatmap, TokenLines, viridis } = AttnLabs;
+  const { onEveryPage, pruneDetached, placeholderConfig, whenNear } = AttnLabs;
   const Assets = window.AttnAssets;
 
   // Head statistics stored in each asset (build_scripts/precompute_attention.py).
@@ -450,16 +451,7 @@
           false,
         );
         root.dataset.state = "waiting";
-        this.observer = new IntersectionObserver(
-          (entries) => {
-            if (entries.some((e) => e.isIntersecting)) {
-              this.observer.disconnect();
-              this.start();
-            }
-          },
-          { rootMargin: "0px 0px 50% 0px" },
-        );
-        this.observer.observe(root);
+        this.observer = whenNear([root], () => this.start());
       }
     }
 
@@ -1057,22 +1049,17 @@
 
   let mounted = [];
   function mountAll() {
-    for (const m of mounted) if (!document.contains(m.root)) m.destroy();
-    mounted = mounted.filter((m) => document.contains(m.root));
+    mounted = pruneDetached(mounted);
     for (const root of document.querySelectorAll(".attn-map:not([data-state])")) {
-      let config;
-      try {
-        config = JSON.parse(root.dataset.config);
-      } catch {
-        root.textContent = "This attention map's settings are damaged; rebuild the site.";
-        continue;
-      }
+      const config = placeholderConfig(
+        root,
+        "This attention map's settings are damaged; rebuild the site.",
+      );
+      if (!config) continue;
       root.dataset.state = "loading";
       mounted.push(new AttentionMap(root, config));
     }
   }
   AttnLabs.AttentionMap = AttentionMap;
-  mountAll();
-  if (typeof document$ !== "undefined") document$.subscribe(mountAll);
-  else document.addEventListener("DOMContentLoaded", mountAll);
+  onEveryPage(mountAll);
 })();

@@ -11,7 +11,8 @@
 //   ctl.destroy(); // stops listening (runtime, observers); the elements stay until removed
 (function () {
   "use strict";
-  const { runtime, widgets, el } = window.AttnLabs;
+  const { runtime, widgets, el, onEveryPage, pruneDetached, placeholderConfig, whenNear } =
+    window.AttnLabs;
 
   class LabController {
     constructor(root, data) {
@@ -62,16 +63,7 @@
       this._showRuntime();
       // Start Python as the lab comes into view (from half a screen before it), so it is
       // ready soon after a reader reaches it; a reader who never gets there loads nothing.
-      this.observer = new IntersectionObserver(
-        (entries) => {
-          if (entries.some((e) => e.isIntersecting)) {
-            this.observer.disconnect();
-            runtime.start();
-          }
-        },
-        { rootMargin: "0px 0px 50% 0px" },
-      );
-      this.observer.observe(root);
+      this.observer = whenNear([root], () => runtime.start());
     }
 
     /** Ask for a recompute with `changes` merged into the parameters. */
@@ -170,16 +162,10 @@
   let mounted = [];
   function mountAll() {
     // Instant navigation replaced the page: forget labs that left the document.
-    for (const c of mounted) if (!document.contains(c.root)) c.destroy();
-    mounted = mounted.filter((c) => document.contains(c.root));
+    mounted = pruneDetached(mounted);
     for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
-      let data;
-      try {
-        data = JSON.parse(root.dataset.config);
-      } catch {
-        root.textContent = "This lab's data is damaged; rebuild the site.";
-        continue;
-      }
+      const data = placeholderConfig(root, "This lab's data is damaged; rebuild the site.");
+      if (!data) continue;
       if (!widgets[data.lab]) {
         root.textContent = `No widget is registered for the lab "${data.lab}".`;
         continue;
@@ -210,10 +196,6 @@
     return controller;
   }
   window.AttnLabs.mountLab = mountLab;
-  // Extra scripts sit at the end of <body>, so the placeholders are already parsed: draw
-  // the precomputed results now rather than after DOMContentLoaded. document$ then
-  // covers every later page of instant navigation (mounting is idempotent).
-  mountAll();
-  if (typeof document$ !== "undefined") document$.subscribe(mountAll);
-  else document.addEventListener("DOMContentLoaded", mountAll);
+  // The precomputed results are drawn at once, not after DOMContentLoaded.
+  onEveryPage(mountAll);
 })();

@@ -232,8 +232,54 @@
     return node;
   }
 
+  // --- Page helpers shared by labs.js, cells.js and explorer.js ----------------------
+
+  /** Run `mount` now and after every page change of Material's instant navigation
+   * (document$); `mount` must be idempotent. Extra scripts sit at the end of <body>, so
+   * the page's placeholders are already parsed when it first runs. */
+  function onEveryPage(mount) {
+    mount();
+    if (typeof document$ !== "undefined") document$.subscribe(mount);
+    else document.addEventListener("DOMContentLoaded", mount);
+  }
+
+  /** `items` ({root, destroy()}) without those instant navigation took off the page,
+   * which are destroyed. */
+  function pruneDetached(items) {
+    for (const item of items) if (!document.contains(item.root)) item.destroy();
+    return items.filter((item) => document.contains(item.root));
+  }
+
+  /** The JSON in a placeholder's data-config, or null after writing `damaged` into it. */
+  function placeholderConfig(root, damaged) {
+    try {
+      return JSON.parse(root.dataset.config);
+    } catch {
+      root.textContent = damaged;
+      return null;
+    }
+  }
+
+  /** Call `callback` once, when any of `targets` comes within half a screen of view, so
+   * what it loads is ready as the reader arrives and never loads for one who does not.
+   * Returns the IntersectionObserver (disconnect() cancels). */
+  function whenNear(targets, callback) {
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          observer.disconnect();
+          callback();
+        }
+      },
+      { rootMargin: "0px 0px 50% 0px" },
+    );
+    for (const target of targets) observer.observe(target);
+    return observer;
+  }
+
   window.AttnLabs = window.AttnLabs || { widgets: {} };
   window.AttnLabs.SITE_ROOT = SITE_ROOT;
   window.AttnLabs.el = el;
+  Object.assign(window.AttnLabs, { onEveryPage, pruneDetached, placeholderConfig, whenNear });
   window.AttnLabs.runtime = new LabRuntime();
 })();
