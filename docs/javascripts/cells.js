@@ -184,6 +184,21 @@
     "Python was restarted to stop the code, so every variable of this page's cells is gone. " +
     "Nothing was re-run: run the cells you need again, from the top.";
 
+  /** The editor box (holding the build's static code until the editor loads), a status
+   * line and a hidden, live output area named `outputLabel`: shared by cells and code
+   * exercises. */
+  function codeParts(static_, outputLabel) {
+    const editorBox = el("div", "attn-cell__editor");
+    if (static_) editorBox.append(static_);
+    const status = el("p", "attn-cell__status");
+    status.setAttribute("role", "status");
+    const output = el("div", "attn-cell__output");
+    output.setAttribute("aria-live", "polite");
+    output.setAttribute("aria-label", outputLabel);
+    output.hidden = true;
+    return { editorBox, status, output };
+  }
+
   /** What ends every Run and Check, however it went: the runtime listener goes, the
    * output shows if there is any, `mainButton` (Run or Check) is back and Stop is off. */
   function endRun(widget, mainButton, onRuntime) {
@@ -215,14 +230,7 @@
       this.stopButton.disabled = true;
       this.resetButton = button("Reset", "attn-cell__reset", `Reset the code of cell ${this.n}`);
       this.toolbar.append(this.runButton, this.stopButton, this.resetButton);
-      this.editorBox = el("div", "attn-cell__editor");
-      if (static_) this.editorBox.append(static_);
-      this.status = el("p", "attn-cell__status");
-      this.status.setAttribute("role", "status");
-      this.output = el("div", "attn-cell__output");
-      this.output.setAttribute("aria-live", "polite");
-      this.output.setAttribute("aria-label", `Output of cell ${this.n}`);
-      this.output.hidden = true;
+      Object.assign(this, codeParts(static_, `Output of cell ${this.n}`));
       root.textContent = "";
       root.append(this.toolbar, this.editorBox, this.status, this.output);
       this.editor = new Editor(this.editorBox, code, `Code of Python cell ${this.n}`, () =>
@@ -435,14 +443,7 @@
         this.stopButton,
         this.resetButton,
       );
-      this.editorBox = el("div", "attn-cell__editor");
-      if (static_) this.editorBox.append(static_);
-      this.status = el("p", "attn-cell__status");
-      this.status.setAttribute("role", "status");
-      this.output = el("div", "attn-cell__output");
-      this.output.setAttribute("aria-live", "polite");
-      this.output.setAttribute("aria-label", "Results of the hidden tests");
-      this.output.hidden = true;
+      Object.assign(this, codeParts(static_, "Results of the hidden tests"));
       box.textContent = "";
       box.append(this.toolbar, this.editorBox, this.status, this.output);
       this.editor = new Editor(
