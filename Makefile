@@ -13,12 +13,12 @@ export NO_MKDOCS_2_WARNING := 1
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
 ##        (cross-origin isolated, so a cell's Stop keeps its variables)
 serve: build
-	$(PY) build_scripts/serve.py --port $(PORT) --isolate
+	$(PY) -m build_scripts.serve --port $(PORT) --isolate
 
 ## build: the static site in site/ (mkdocs build --strict), with .gz copies for the server
 build: vendor wheel
 	$(BIN)/mkdocs build --strict --quiet
-	$(PY) build_scripts/compress.py site
+	$(PY) -m build_scripts.compress site
 
 ## test: lint, then every test (labs math vs PyTorch, build, headless Chromium)
 test: $(VENV)/.test-installed build lint
@@ -28,15 +28,15 @@ test: $(VENV)/.test-installed build lint
 ##   not a test), one table with the machine in bench-results/REPORT.md (commit it: the About
 ##   page shows it)
 bench: $(VENV)/.test-installed node_modules/.installed build
-	$(PY) build_scripts/bench_report.py
+	$(PY) -m build_scripts.bench.bench_report
 
 ## precompute: real attention maps (MiniLM, and GPT-2 when its weights are here) into docs/assets/attention/
 precompute: $(VENV)/.precompute-installed
-	$(PY) build_scripts/precompute_attention.py --model $(PRECOMPUTE_MODEL) --optional-model gpt2 $(PRECOMPUTE_ARGS)
+	$(PY) -m build_scripts.precompute.precompute_attention --model $(PRECOMPUTE_MODEL) --optional-model gpt2 $(PRECOMPUTE_ARGS)
 
 ## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified
 vendor: $(VENV)/.site-installed
-	$(PY) build_scripts/vendor.py
+	$(PY) -m build_scripts.vendor.vendor
 
 ## wheel: the labs package (labs_py/) as the wheel the browser installs
 wheel: $(VENV)/.site-installed
@@ -51,12 +51,12 @@ lint: $(VENV)/.test-installed node_modules/.installed
 
 ## check-site: the browser gates alone on site/ (axe light/dark, offline, lab start, budget)
 check-site: $(VENV)/.test-installed node_modules/.installed build
-	$(PY) build_scripts/check_site.py
+	$(PY) -m build_scripts.gates.check_site
 
 ## new-lesson: docs/lessons/$(NAME).md from the lesson template, added to the nav
 ##   e.g. make new-lesson NAME=04-multi-head-attention [TITLE="Multi-head attention"]
 new-lesson: $(VENV)/.site-installed
-	$(PY) build_scripts/new_lesson.py "$(NAME)" $(if $(TITLE),--title "$(TITLE)")
+	$(PY) -m build_scripts.new_lesson "$(NAME)" $(if $(TITLE),--title "$(TITLE)")
 
 ## format: rewrite Python (ruff) and docs/javascripts (Biome) in the project's style
 format: $(VENV)/.test-installed node_modules/.installed

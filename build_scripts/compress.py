@@ -3,7 +3,7 @@
 Static hosts (and build_scripts/serve.py) send these with ``Content-Encoding: gzip`` to
 browsers that accept it. Deterministic (mtime 0), so rebuilding gives the same bytes.
 
-Usage: python build_scripts/compress.py [site]
+Usage: python -m build_scripts.compress [site]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Lessons section of mkdocs.yml, in number order. Where that section cannot be fou
 line to add is printed instead. The new lesson builds as it is (it has a lab fence, front
 matter and Sources), so `make serve` shows it at once.
 
-Usage: python build_scripts/new_lesson.py NAME [--title TITLE] [--root DIR]
+Usage: python -m build_scripts.new_lesson NAME [--title TITLE] [--root DIR]
 Exit status 1, with a message saying what to do, for a bad or existing NAME.
 """
 

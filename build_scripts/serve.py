@@ -7,7 +7,7 @@
   so Material's instant navigation works on any port;
 - ``--isolate`` adds the COOP/COEP headers that make a page cross-origin isolated.
 
-Usage: python build_scripts/serve.py [--port 8000] [--dir site] [--site-url URL]
+Usage: python -m build_scripts.serve [--port 8000] [--dir site] [--site-url URL]
 """
 
 from __future__ import annotations

@@ -2,42 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 import yaml
+from build_scripts.gates.browser import BrowserNotFound, launch
+from build_scripts.serve import make_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
-sys.path.insert(0, str(ROOT / "build_scripts"))
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # Without this Chromium itself looks up Google hosts; tests serve on 127.0.0.1 only.
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
-
-
-def chromium_path() -> str:
-    for candidate in ("chromium", "chromium-browser"):
-        found = shutil.which(candidate)
-        if found:
-            return found
-    pytest.fail(
-        "Chromium not found: install Debian's package (apt-get install chromium); "
-        "the browser tests drive it with Playwright and download no browser."
-    )
-
 
 @pytest.fixture(scope="session")
 def site_url() -> str:
@@ -50,8 +24,6 @@ def server(site_url):
     """The built site/ on 127.0.0.1 at a free port; yields its base URL."""
     if not (SITE / "index.html").is_file():
         pytest.fail("site/ is not built: run `make build` (make test does it first)")
-    from serve import make_server
-
     httpd = make_server(SITE, 0, site_url=site_url)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -73,7 +45,10 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            chromium = launch(pw)
+        except BrowserNotFound as err:
+            pytest.fail(str(err))
         yield chromium
         chromium.close()
 

@@ -4,7 +4,7 @@ anything: benchmarks measure, tests check the report's shape."""
 
 import subprocess
 
-from bench_report import OUT, SECTIONS, Row, machine, render, rows_from_table, write_report
+from build_scripts.bench.bench_report import OUT, SECTIONS, Row, machine, render, rows_from_table, write_report
 from conftest import SITE
 from test_build import ROOT
 

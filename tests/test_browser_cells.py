@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 
-import cell_fences
 import numpy as np
 import pytest
 from attention_labs import cells
@@ -22,7 +21,7 @@ EXERCISES = {spec["id"]: (where, spec) for where, spec in cell_fences.all_exerci
 @pytest.fixture(scope="module")
 def isolated_server(site_url):
     """The built site with COOP/COEP headers: pages are cross-origin isolated."""
-    from serve import make_server
+    from build_scripts.serve import make_server
 
     httpd = make_server(SITE, 0, site_url=site_url, isolate=True)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()

@@ -284,7 +284,7 @@ def test_explorer_after_instant_navigation_palette_change_and_on_a_phone(recorde
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_head_view_with_comparison_passes_axe_in_both_palettes(browser, server, scheme):
-    from check_site import _axe_problems
+    from build_scripts.gates.check_site import _axe_problems
 
     context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme=scheme)
     try:

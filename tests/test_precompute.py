@@ -17,11 +17,11 @@ import tarfile
 from pathlib import Path
 
 import numpy as np
-import precompute_attention as pc
 import pytest
 import yaml
 from attention_labs import real_maps
 from attention_labs.attention import causal_mask, softmax
+from build_scripts.precompute import precompute_attention as pc
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "docs" / "assets" / "attention"

@@ -12,7 +12,7 @@ import random
 import re
 
 import pytest
-from check_site import (
+from build_scripts.gates.check_site import (
     PageBytes,
     budget_problems,
     budget_table,
@@ -20,7 +20,7 @@ from check_site import (
     load_budget,
     site_pages,
 )
-from compress import compress_site
+from build_scripts.compress import compress_site
 from conftest import SITE
 from test_build import mkdocs_build, project_copy
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "build_scripts" / "vendor.py"
-LOCK = ROOT / "build_scripts" / "vendor-lock.json"
+SCRIPT = ROOT / "build_scripts" / "vendor" / "vendor.py"
+LOCK = ROOT / "build_scripts" / "vendor" / "vendor-lock.json"
 
 
 def _load():

@@ -1,26 +1,43 @@
 """The lab registry: one module per lab, each with ``SCHEMA`` and ``compute(params)``.
 
 Adding a lab: write ``labs/<name>.py`` with a ``SCHEMA`` (see :mod:`..params`) and a
-``compute(params) -> dict`` returning lists, numbers, strings and NumPy arrays, then
-add one line to ``LABS``.
+``compute(params) -> dict`` returning lists, numbers, strings and NumPy arrays. That is
+all: the registry finds every module of this package (``pkgutil``, which works from the
+wheel in Pyodide's site-packages as from the source tree) and names the lab after it.
 """
 
 from __future__ import annotations
 
 import base64
+import importlib
 import json
+import pkgutil
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from ..params import LabParameterError, schema_as_json, validate
-from . import attention_pattern, real_head
 
-LABS: dict[str, ModuleType] = {
-    "attention_pattern": attention_pattern,
-    "real_head": real_head,
-}
+
+def _discover() -> dict[str, ModuleType]:
+    """Every ``labs/<name>.py`` that defines ``SCHEMA`` and ``compute``, by name."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.ispkg or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "SCHEMA") and callable(getattr(module, "compute", None)):
+            found[info.name] = module
+    return found
+
+
+LABS: dict[str, ModuleType] = _discover()
+
+
+def lab_names() -> list[str]:
+    """The known labs' names, sorted."""
+    return sorted(LABS)
 
 
 def get_lab(name: str) -> ModuleType:

@@ -1,5 +1,5 @@
-"""MkDocs hook: ```attention-map fences become placeholders for the attention-map explorer
-(docs/javascripts/explorer.js draws them). Runs after build_scripts/lab_fences.py.
+"""```attention-map fences: placeholders for the attention-map explorer
+(docs/javascripts/explorer.js draws them).
 
 A fence such as
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import html
 import json
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -38,8 +37,8 @@ import yaml
 from attention_labs.labs import LABS, lab_schema
 from mkdocs.exceptions import PluginError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lab_fences  # noqa: E402  (same folder; MkDocs loads hooks by path)
+from .runtime import RUNTIME, data_attribute
+from .scanner import Fence, FenceError, Page
 
 NAME = "attention-map"
 INDEX = Path("assets/attention/index.json")
@@ -96,10 +95,10 @@ WANTS = {
 }
 EXAMPLE = "e.g. 'model: all-minilm-l6-v2' and 'sentence: fluffy-creature'"
 
-_STATE: dict = {}  # filled by on_config: "index" (parsed JSON) and "root" (its folder)
+_STATE: dict = {}  # filled by configure(): "index" (parsed JSON) and "root" (its folder)
 
 
-class MapFenceError(lab_fences.LabFenceError):
+class MapFenceError(FenceError):
     """An attention-map fence that cannot be built; the message starts with ``file:line:``."""
 
 
@@ -267,18 +266,17 @@ def map_config(spec: dict, index: dict, where: str, root: Path | None = None) ->
         config["recompute"] = {
             "lab": RECOMPUTE_LAB,
             "schema": lab_schema(RECOMPUTE_LAB),
-            "runtime": dict(lab_fences.RUNTIME),
+            "runtime": dict(RUNTIME),
         }
     return config
 
 
 def placeholder(config: dict, indent: str) -> str:
-    """The HTML that replaces a fence; the JSON is made inert as lab_fences does."""
-    data = lab_fences._inert_json(json.dumps(config, separators=(",", ":"), allow_nan=False))
+    """The HTML that replaces a fence; the JSON is made inert as a lab's is."""
     label = html.escape(f"Attention map: {config['model_id']}, {config['sentence']}")
     lines = [
         f'<div class="attn-map" role="region" aria-label="{label}" '
-        f'data-config="{html.escape(data, quote=True)}">',
+        f'data-config="{data_attribute(config)}">',
         '<p class="attn-map-noscript">This attention map of a real model is drawn by '
         "JavaScript, which is turned off or has not loaded.</p>",
         "</div>",
@@ -286,58 +284,22 @@ def placeholder(config: dict, indent: str) -> str:
     return "\n".join(indent + line for line in lines)
 
 
-def render_map_fences(
-    markdown: str,
-    src_path: str,
-    index: dict | None = None,
-    source: str | None = None,
-    root: Path | None = None,
-) -> str:
-    """Replace every ```attention-map fence of one page; MapFenceError on the first bad one.
-
-    ``index``: the parsed index.json (default: the one on_config read). ``source``: the
-    page's whole file, for line numbers (MkDocs cut the front matter, and lab fences before
-    these were already replaced in ``markdown``). ``root``: index.json's folder, to check
-    each asset file exists."""
+def render(fence: Fence, page: Page, index: dict | None = None, root: Path | None = None):
+    """The placeholder of one fence; MapFenceError on a bad one. ``index``: the parsed
+    index.json (default: the one configure() read). ``root``: index.json's folder, to check
+    each asset file exists (default: the configured one; None with an explicit index)."""
     if index is None:
         index, root = _STATE.get("index"), _STATE.get("root")
-    found = list(lab_fences.find_lab_fences(markdown, (NAME,)))
-    if not found:
-        return markdown
-    at_source = []
-    if source is not None:
-        at_source = [f[4] for f in lab_fences.find_lab_fences(source, (NAME,))]
-    if len(at_source) != len(found):
-        at_source = [f[4] for f in found]
-    lines = markdown.split("\n")
-    for (start, end, indent, body, _), line_no in reversed(
-        list(zip(found, at_source, strict=True))
-    ):
-        where = f"docs/{src_path}:{line_no}"
-        if end is None:
-            raise MapFenceError(
-                f"{where}: attention-map fence is never closed (add a line with ```)"
-            )
-        if index is None:
-            raise MapFenceError(f"{where}: no attention-map index loaded: run 'make precompute'")
-        config = map_config(parse_map_fence(body, where), index, where, root)
-        lines[start:end] = ["", placeholder(config, indent), ""]
-    return "\n".join(lines)
+    where = page.where(fence)
+    if fence.end is None:
+        raise MapFenceError(f"{where}: attention-map fence is never closed (add a line with ```)")
+    if index is None:
+        raise MapFenceError(f"{where}: no attention-map index loaded: run 'make precompute'")
+    config = map_config(parse_map_fence(fence.body, where), index, where, root)
+    return placeholder(config, fence.indent)
 
 
-# --- MkDocs events -------------------------------------------------------------------
-
-
-def on_config(config):
-    config = lab_fences.on_config(config)  # fills lab_fences.RUNTIME for `recompute`
+def configure(config) -> None:
+    """Read the index once per build (MkDocs' on_config)."""
     _STATE["index"] = load_index(config["docs_dir"])
     _STATE["root"] = Path(config["docs_dir"]) / INDEX.parent
-    return config
-
-
-def on_page_markdown(markdown, page, config, files):
-    try:
-        source = page.file.content_string
-    except (OSError, ValueError):
-        source = None
-    return render_map_fences(markdown, page.file.src_uri, source=source)

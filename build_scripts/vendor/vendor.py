@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Place third-party browser runtime files into docs/vendor/, verifying every checksum.
 
-    python build_scripts/vendor.py [--dest docs/vendor] [--cache build/cache] [--check]
+    python -m build_scripts.vendor.vendor [--dest docs/vendor] [--cache build/cache] [--check]
 
-What goes where (pins in build_scripts/vendor-lock.json):
+What goes where (pins in build_scripts/vendor/vendor-lock.json):
 
 * Pyodide 0.27.7 core (npm ``pyodide``) -> <dest>/pyodide/
 * NumPy 2.0.2 wasm wheel -> <dest>/pyodide/. It is not on npm and NumPy publishes no wasm
@@ -41,7 +41,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_LOCK = HERE / "vendor-lock.json"
-REPO = HERE.parent
+REPO = HERE.parents[1]
 DEFAULT_DEST = REPO / "docs" / "vendor"
 DEFAULT_CACHE = REPO / "build" / "cache"
 MANIFEST_NAME = "manifest.json"
@@ -136,7 +136,7 @@ def write_stream_atomic(
             raise VendorError(
                 f"{what}: {member} -> {show(target)}: sha256 mismatch: expected {sha256}, "
                 f"got {actual}; {show(archive)} does not hold the pinned file: check "
-                f"build_scripts/vendor-lock.json, delete {show(archive)} and rerun {RERUN}"
+                f"build_scripts/vendor/vendor-lock.json, delete {show(archive)} and rerun {RERUN}"
             )
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
@@ -212,7 +212,7 @@ def _tar_reader(path):
             if not info.isfile():
                 raise VendorError(
                     f"{name} in {show(path)} is not a regular file; "
-                    f"check build_scripts/vendor-lock.json"
+                    f"check build_scripts/vendor/vendor-lock.json"
                 )
             return tar.extractfile(info)
 
@@ -243,7 +243,7 @@ def _extract(reader, archive, members, dest, pins, *, what: str = "") -> list[Pa
                 if src is None:
                     raise VendorError(
                         f"{what}: {member} is missing from {show(archive)} (wanted for {rel}); "
-                        f"check build_scripts/vendor-lock.json, delete {show(archive)} and "
+                        f"check build_scripts/vendor/vendor-lock.json, delete {show(archive)} and "
                         f"rerun {RERUN}"
                     )
                 with src:
@@ -286,13 +286,13 @@ def check_wheel_against_lock(
     if lock_name != wheel_name:
         raise VendorError(
             f"{package}: pinned wheel {wheel_name} is not the one {show(lock_path)} names "
-            f"({lock_name}); fix build_scripts/vendor-lock.json"
+            f"({lock_name}); fix build_scripts/vendor/vendor-lock.json"
         )
     if lock_sha != wheel_sha256:
         raise VendorError(
             f"{package}: {wheel_name} sha256 {wheel_sha256} does not match the official "
             f"{show(lock_path)} (expected {lock_sha}); Pyodide would refuse to load it: "
-            f"fix build_scripts/vendor-lock.json, delete the cached wheel and rerun {RERUN}"
+            f"fix build_scripts/vendor/vendor-lock.json, delete the cached wheel and rerun {RERUN}"
         )
 
 
@@ -404,7 +404,7 @@ def _download(source: dict, workdir: Path, *, what: str) -> Path:
         return download_npm(source["spec"], workdir, what=what)
     if kind == "pypi":
         return download_pypi(source["requirement"], workdir, what=what)
-    raise VendorError(f"{what}: unknown source type {kind!r} in build_scripts/vendor-lock.json")
+    raise VendorError(f"{what}: unknown source type {kind!r} in build_scripts/vendor/vendor-lock.json")
 
 
 def cache_path(cache: Path, source: dict) -> Path:
@@ -445,7 +445,7 @@ def fetch_source(
         if actual != expected:
             raise VendorError(
                 f"{what}: downloaded {source['file']} has sha256 {actual}, expected {expected} "
-                f"(pin in build_scripts/vendor-lock.json); delete {show(target)} if present and "
+                f"(pin in build_scripts/vendor/vendor-lock.json); delete {show(target)} if present and "
                 f"rerun {RERUN}; if it persists the registry serves different bytes: do not "
                 f"change the pin without reviewing the new file"
             )
@@ -536,7 +536,7 @@ def build_manifest(lock: dict, dest: Path) -> dict:
         packages[pkg["name"]] = {"version": pkg["version"], "path": pkg["dest"] + "/"}
     manifest: dict = {
         "schema": 1,
-        "generated_by": "build_scripts/vendor.py from build_scripts/vendor-lock.json",
+        "generated_by": "build_scripts/vendor/vendor.py from build_scripts/vendor/vendor-lock.json",
         "packages": packages,
         "files": files,
     }
@@ -676,7 +676,7 @@ def vendor(
     n = sum(len(p["files"]) for p in lock["packages"])
     if not problems(lock, dest):
         log(
-            f"vendor: all {n} files in {show(dest)}/ match build_scripts/vendor-lock.json; "
+            f"vendor: all {n} files in {show(dest)}/ match build_scripts/vendor/vendor-lock.json; "
             f"nothing to do"
         )
         return False
@@ -703,7 +703,7 @@ def check(lock: dict, dest: Path, *, log: Log = _log) -> bool:
         if len(found) > 20:
             log(f"vendor: check: ... and {len(found) - 20} more")
         return False
-    log(f"vendor: check: all {n} files in {show(dest)}/ match build_scripts/vendor-lock.json")
+    log(f"vendor: check: all {n} files in {show(dest)}/ match build_scripts/vendor/vendor-lock.json")
     return True
 
 
@@ -733,7 +733,7 @@ def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DE
         "--lock",
         type=Path,
         default=Path(lock_path),
-        help="pin file (default: build_scripts/vendor-lock.json)",
+        help="pin file (default: build_scripts/vendor/vendor-lock.json)",
     )
     args = ap.parse_args(None if argv is None else list(argv))
     t0 = time.monotonic()

@@ -1,6 +1,6 @@
 """Precompute real attention maps: every layer and head of a model, for every sentence.
 
-    python build_scripts/precompute_attention.py [--model ID_OR_DIR ...] [--device auto]
+    python -m build_scripts.precompute.precompute_attention [--model ID_OR_DIR ...] [--device auto]
 
 For each model and each sentence of docs/data/sentences.yaml this writes one JSON asset,
 docs/assets/attention/<model-slug>/<sentence-id>.json, then rewrites
@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = ROOT / "docs" / "data" / "sentences.yaml"
 OUT = ROOT / "docs" / "assets" / "attention"
 ASSET_SCHEMA = "asset.schema.json"
@@ -597,7 +597,7 @@ def build_asset(
             "heads": vectors,
         },
         "provenance": {
-            "script": "build_scripts/precompute_attention.py",
+            "script": "build_scripts/precompute/precompute_attention.py",
             "attention_labs": attention_labs.__version__,
             "torch": torch.__version__,
             "transformers": transformers.__version__,

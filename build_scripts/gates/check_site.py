@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The built site in headless Chromium, page by page: the gates a static build cannot check.
 
-    python build_scripts/check_site.py [--site site] [--budget build_scripts/budget.json]
+    python -m build_scripts.gates.check_site [--site site] [--budget build_scripts/gates/budget.json]
                                        [--page lessons/03-attention-pattern/ ...] [--no-lab]
 
 For every page of the built site (each ``index.html`` and ``404.html``), served by
@@ -15,7 +15,7 @@ build_scripts/serve.py on 127.0.0.1 with every other address unreachable:
   violation, in the light and the dark palette, with the labs' ``<details>`` expanded (and,
   in light, after the lab has started); every ``<canvas>`` (a heatmap) has a text
   alternative;
-* **performance budget** (build_scripts/budget.json): the HTML+CSS+JS a page fetches before
+* **performance budget** (build_scripts/gates/budget.json): the HTML+CSS+JS a page fetches before
   any lab starts, in bytes sent (gzip where the site has a ``.gz`` copy, as the server and
   most static hosts send it), and the Pyodide payload a lab fetches (uncompressed: what
   the reader's browser must hold).
@@ -38,11 +38,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests"))
+ROOT = HERE.parents[1]
 
-from serve import make_server  # noqa: E402
+from build_scripts.gates.browser import launch  # noqa: E402
+from build_scripts.serve import make_server  # noqa: E402
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BUDGET = HERE / "budget.json"
@@ -241,7 +240,7 @@ def budget_problems(records: list[PageBytes], budget: dict, where) -> list[str]:
             out.append(
                 f"{where(r.page)}: {r.initial_sent / 1000:.0f} kB of HTML+CSS+JS before any lab "
                 f"starts ({parts}), over the budget of {limits['initial_kb']} kB: make the page "
-                "or what it loads smaller, or raise its entry in build_scripts/budget.json "
+                "or what it loads smaller, or raise its entry in build_scripts/gates/budget.json "
                 "(with the reason) if the bytes are worth it"
             )
         payload_max = limits["lab_payload_mb"] * 1e6
@@ -249,7 +248,7 @@ def budget_problems(records: list[PageBytes], budget: dict, where) -> list[str]:
             out.append(
                 f"{where(r.page)}: its lab fetches {r.payload / 1e6:.1f} MB of Pyodide, packages "
                 f"and labs wheel, over the budget of {limits['lab_payload_mb']} MB: load fewer "
-                "packages, or raise lab_payload_mb in build_scripts/budget.json with the reason"
+                "packages, or raise lab_payload_mb in build_scripts/gates/budget.json with the reason"
             )
     return out
 
@@ -374,7 +373,7 @@ def check_page(
     for url in dict.fromkeys(external):
         problems.append(
             f"{name}: asks for {url}: a page may load nothing from another host (it must work "
-            "offline and send nothing anywhere): vendor the file (build_scripts/vendor.py) or "
+            "offline and send nothing anywhere): vendor the file (build_scripts/vendor/vendor.py) or "
             "make it a plain link"
         )
     for item in dict.fromkeys(failed):
@@ -468,12 +467,11 @@ def main(argv=None) -> int:
         print(f"check_site: {site}/index.html not found: run `make build`", file=sys.stderr)
         return 1
     import yaml
-    from conftest import CHROMIUM_ARGS, chromium_path
     from playwright.sync_api import sync_playwright
 
     site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get("site_url")
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        browser = launch(pw)
         try:
             report = check_site(
                 site,

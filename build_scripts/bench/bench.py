@@ -15,7 +15,7 @@ including the worker round trip) at seq_len 8, 32 and 128, and the worker's shar
 Code cells: a trivial cell's Run -> output once Python is ready, and Stop (KeyboardInterrupt;
 and restarting the worker, as on hosts without COOP/COEP). The server sends COOP/COEP
 headers so the page's timers are not coarsened to 0.1 ms.
-This is a benchmark, not a test: it asserts nothing. Usage: python build_scripts/bench.py
+This is a benchmark, not a test: it asserts nothing. Usage: python -m build_scripts.bench.bench
 [--runs 5] [--out bench-results/lab.md]
 """
 
@@ -28,14 +28,13 @@ import sys
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
-sys.path.insert(0, str(ROOT / "tests"))
+ROOT = Path(__file__).resolve().parents[2]
 
-from serve import make_server  # noqa: E402
+from build_scripts.gates.browser import launch  # noqa: E402
+from build_scripts.serve import make_server  # noqa: E402
 
 LESSON = "lessons/03-attention-pattern/"
-# What the last main() measured, for build_scripts/bench_report.py (REPORT.md):
+# What the last main() measured, for build_scripts/bench/bench_report.py (REPORT.md):
 # {"cold": {mode: [marks per run]}, "latency": {seq_len: {...}}, "warm": [ms], "runs": n}
 RESULTS: dict = {}
 LAB = ".attn-lab"
@@ -74,9 +73,8 @@ def summary(values: list[float], unit: str = "ms", scale: float = 1.0) -> str:
 
 
 def cold_run(pw, base: str, stats: dict) -> dict:
-    from conftest import CHROMIUM_ARGS, chromium_path
 
-    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    browser = launch(pw)
     try:
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         stats.clear()
@@ -96,9 +94,8 @@ def cold_run(pw, base: str, stats: dict) -> dict:
 
 
 def latency(pw, base: str, repeats: int) -> dict:
-    from conftest import CHROMIUM_ARGS, chromium_path
 
-    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    browser = launch(pw)
     try:
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         page.goto(base + LESSON)
@@ -154,12 +151,11 @@ STOP_JS = """async ([restart]) => {
 def cells_bench(pw, repeats: int) -> list[str]:
     """Code cells (issue 4): a trivial cell once Python is ready, and Stop. Self-contained:
     its own isolated server and browser; returns Markdown lines for the report."""
-    from conftest import CHROMIUM_ARGS, chromium_path
 
     httpd = make_server(ROOT / "site", 0, site_url=None, isolate=True)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}/"
-    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    browser = launch(pw)
     try:
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         page.goto(base + LESSON)

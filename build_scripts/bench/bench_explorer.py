@@ -12,7 +12,7 @@ the built site on a local server (build_scripts/serve.py), and reads:
   model, first visit to each head (so its weights are decoded too); the synchronous time.
 
 Targets from issue 6: grid under 200 ms, a head switch under 16 ms (one frame at 60 Hz).
-A benchmark, not a test: it asserts nothing. Usage: python build_scripts/bench_explorer.py
+A benchmark, not a test: it asserts nothing. Usage: python -m build_scripts.bench.bench_explorer
 [--runs 5]
 """
 
@@ -25,11 +25,10 @@ import sys
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
-sys.path.insert(0, str(ROOT / "tests"))
+ROOT = Path(__file__).resolve().parents[2]
 
-from serve import make_server  # noqa: E402
+from build_scripts.gates.browser import launch  # noqa: E402
+from build_scripts.serve import make_server  # noqa: E402
 
 MAP = ".attn-map"
 
@@ -54,9 +53,8 @@ def largest_asset() -> dict:
 
 
 def run_once(pw, base: str, entry: dict) -> dict:
-    from conftest import CHROMIUM_ARGS, chromium_path
 
-    browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    browser = launch(pw)
     try:
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         query = f"?model={entry['model']}&sentence={entry['sentence']}&view=model"

@@ -8,7 +8,7 @@ A benchmark is a *section*: a function ``section(args) -> list[Row]`` listed in
 line to ``SECTIONS``; the report writer does the rest. Sections never assert anything:
 speed is measured here, not in tests.
 
-Usage: python build_scripts/bench_report.py [--runs 5] [--only build,budget,lab,precompute]
+Usage: python -m build_scripts.bench.bench_report [--runs 5] [--only build,budget,lab,precompute]
                                              [--out bench-results/REPORT.md]
 """
 
@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from build_scripts.gates.browser import launch
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests"))
+ROOT = HERE.parents[1]
 OUT = ROOT / "bench-results" / "REPORT.md"
 
 
@@ -78,11 +78,10 @@ def _os_name() -> str:
 
 
 def _browser_version() -> str:
-    from conftest import CHROMIUM_ARGS, chromium_path
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        browser = launch(pw)
         try:
             return f"headless Chromium {browser.version}"
         finally:
@@ -106,8 +105,8 @@ def machine(browser: str | None = None) -> dict[str, str]:
 
 
 def lab_section(args) -> list[Row]:
-    """The live lab (build_scripts/bench.py): cold start, recompute latency, second visit."""
-    import bench
+    """The live lab (build_scripts/bench/bench.py): cold start, recompute latency, second visit."""
+    from build_scripts.bench import bench
 
     bench.main(["--runs", str(args.runs), "--repeats", str(args.repeats)])
     r = bench.RESULTS
@@ -171,16 +170,15 @@ def lab_section(args) -> list[Row]:
 
 
 def budget_section(args) -> list[Row]:
-    """Bytes per page (build_scripts/check_site.py), next to the budget in budget.json."""
+    """Bytes per page (build_scripts/gates/check_site.py), next to the budget in budget.json."""
     import yaml
-    from check_site import budget_for, check_site, load_budget
-    from conftest import CHROMIUM_ARGS, chromium_path
+    from build_scripts.gates.check_site import budget_for, check_site, load_budget
     from playwright.sync_api import sync_playwright
 
     site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get("site_url")
     budget = load_budget()
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        browser = launch(pw)
         try:
             report = check_site(ROOT / "site", browser, schemes=("light",), site_url=site_url)
         finally:
@@ -241,8 +239,8 @@ def rows_from_table(markdown: str, benchmark: str) -> list[Row]:
 
 
 def precompute_section(args) -> list[Row]:
-    """Real attention maps (build_scripts/bench_precompute.py): CPU time and asset bytes."""
-    import bench_precompute
+    """Real attention maps (build_scripts/bench/bench_precompute.py): CPU time and asset bytes."""
+    from build_scripts.bench import bench_precompute
 
     out = ROOT / "bench-results" / "precompute.md"
     bench_precompute.main(["--runs", str(args.runs), "--out", str(out)])
@@ -250,8 +248,8 @@ def precompute_section(args) -> list[Row]:
 
 
 def explorer_section(args) -> list[Row]:
-    """The explorer on the largest committed asset (build_scripts/bench_explorer.py)."""
-    import bench_explorer
+    """The explorer on the largest committed asset (build_scripts/bench/bench_explorer.py)."""
+    from build_scripts.bench import bench_explorer
 
     out = bench_explorer.main(["--runs", str(args.runs)])
     runs, entry = out["runs"], out["asset"]

@@ -1,11 +1,14 @@
-"""MkDocs hook: every lesson has the parts a reader relies on, or the build says what to add.
+"""The lesson gate: every lesson has the parts a reader relies on, or the build says what
+to add.
 
 A lesson is a page under ``docs/lessons/``. It needs
 
-* front matter with a non-empty ``title``, ``summary`` and ``prerequisites``;
+* front matter with a non-empty ``title``, ``summary`` and ``prerequisites``, whose lesson
+  names are lessons of the site (hooks/lessons.py);
 * at least one fence of each kind in ``REQUIRED_FENCES`` (```` ```lab ````, ...);
-* a ``## Sources`` section with at least one list item;
-* an entry in the nav of mkdocs.yml (``make new-lesson`` adds it).
+* a ``## Sources`` section with at least one list item.
+
+Its nav entry needs nothing: the nav's Lessons section is derived from the files.
 
 Each problem is logged as a warning ``docs/lessons/<file>: <what is wrong>: <what to do>``,
 so ``mkdocs build --strict`` lists every problem of every lesson, then fails. The checks
@@ -17,9 +20,11 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
 
 from mkdocs.utils.meta import get_data
+
+from . import lessons
+from .scanner import outside_fences, scan
 
 log = logging.getLogger("mkdocs.hooks.lesson_checks")
 
@@ -27,7 +32,8 @@ LESSONS_DIR = "lessons/"
 REQUIRED_META = {
     "title": "the lesson's title, as in the nav",
     "summary": "one sentence: what a reader can do after the lesson",
-    "prerequisites": "what a reader should know first (a lesson, or 'none')",
+    "prerequisites": "what a reader should know first: lesson names such as "
+    "[01-why-attention], or 'none'",
 }
 # Fence kinds every lesson holds at least one of (CURRICULUM: a live lab and an exercise the
 # page checks).
@@ -37,8 +43,6 @@ FENCE_HELP = {
     "exercise": "an auto-checked exercise (```exercise with kind: numeric or kind: code)",
 }
 
-# A fence opener: 3+ backticks or tildes, then the info string (its first word is the kind).
-FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}(?!.*`)|~{3,})[ \t]*\{?\.?(?P<kind>[\w-]*)")
 SOURCES_HEADING = re.compile(r"^##[ \t]+Sources[ \t]*#*[ \t]*$", re.IGNORECASE)
 HEADING = re.compile(r"^#{1,2}[ \t]+\S")
 LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\S")
@@ -49,39 +53,12 @@ def fence_kinds(markdown: str) -> list[str]:
 
     Fences inside other fences (a lesson showing fence syntax) are not counted; an
     unclosed fence runs to the end of the text."""
-    return [kind for _start, _end, kind in _fences(markdown.split("\n"))]
-
-
-def _fences(lines: list[str]):
-    """Yield (first line, closing line, kind) of each top-level fence in ``lines``; an
-    unclosed fence closes at len(lines)."""
-    i = 0
-    while i < len(lines):
-        m = FENCE_OPEN.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        fence = m["fence"]
-        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
-        j = i + 1
-        while j < len(lines) and not close.match(lines[j]):
-            j += 1
-        yield i, j, m["kind"]
-        i = j + 1
-
-
-def _outside_fences(markdown: str) -> list[str]:
-    """The lines of ``markdown`` that are not inside a fence (fence lines blanked)."""
-    lines = markdown.split("\n")
-    out = list(lines)
-    for start, end, _kind in _fences(lines):
-        out[start : end + 1] = [""] * (min(end, len(out) - 1) - start + 1)
-    return out
+    return [fence.kind for fence in scan(markdown)]
 
 
 def _has_sources(markdown: str) -> tuple[bool, bool]:
     """(a '## Sources' heading exists, it is followed by at least one list item)."""
-    lines = _outside_fences(markdown)
+    lines = outside_fences(markdown)
     for k, line in enumerate(lines):
         if SOURCES_HEADING.match(line):
             for rest in lines[k + 1 :]:
@@ -94,12 +71,17 @@ def _has_sources(markdown: str) -> tuple[bool, bool]:
 
 
 def lesson_problems(
-    source: str, where: str, required_fences: tuple[str, ...] = REQUIRED_FENCES
+    source: str,
+    where: str,
+    required_fences: tuple[str, ...] = REQUIRED_FENCES,
+    known_lessons=None,
 ) -> list[str]:
     """What is missing from one lesson, as messages ``<where>: <problem>: <what to do>``.
 
     ``source`` is the whole file (front matter included); ``where`` names it, e.g.
-    ``docs/lessons/03-attention-pattern.md``. An empty list means the lesson passes."""
+    ``docs/lessons/03-attention-pattern.md``. ``known_lessons``: the lesson names its
+    prerequisites may name (default: those of docs/lessons/ found by this build, or
+    none checked). An empty list means the lesson passes."""
     markdown, meta = get_data(source)
     problems = []
     if not source.startswith("---"):
@@ -117,6 +99,10 @@ def lesson_problems(
                     f"{where}: front matter has no '{key}': add a line '{key}: ...' "
                     f"({what}) between the '---' lines at the top"
                 )
+        if known_lessons is None:
+            known_lessons = lessons.KNOWN.get("names")
+        if meta.get("prerequisites") and known_lessons is not None:
+            problems += lessons.prerequisite_problems(source, meta, where, known_lessons)
     kinds = fence_kinds(markdown)
     for kind in required_fences:
         if kind not in kinds:
@@ -143,25 +129,7 @@ def is_lesson(src_uri: str) -> bool:
     return src_uri.startswith(LESSONS_DIR) and src_uri.endswith(".md")
 
 
-# --- MkDocs events -------------------------------------------------------------------
-
-
-def on_page_markdown(markdown, page, config, files):
-    if is_lesson(page.file.src_uri):
-        where = f"docs/{page.file.src_uri}"
-        for problem in lesson_problems(page.file.content_string, where):
-            log.warning(problem)
-    return markdown
-
-
-def on_nav(nav, config, files):
-    in_nav = {page.file.src_uri for page in nav.pages}
-    for file in files.documentation_pages():
-        if is_lesson(file.src_uri) and file.src_uri not in in_nav:
-            title = Path(file.src_uri).stem
-            log.warning(
-                f"docs/{file.src_uri}: the lesson is not in the nav: add "
-                f"'- <title>: {file.src_uri}' under 'Lessons:' in mkdocs.yml "
-                f"(make new-lesson NAME={title} does it for a new lesson)"
-            )
-    return nav
+def check_page(source: str, src_uri: str) -> None:
+    """Log every problem of one lesson as a warning (``mkdocs build --strict`` fails)."""
+    for problem in lesson_problems(source, f"docs/{src_uri}"):
+        log.warning(problem)

@@ -6,9 +6,9 @@
 - bytes per committed asset, raw and gzip (level 9, as build_scripts/compress.py writes
   them), against the same weights as float32 (binary) and as 3-decimal JSON.
 
-CUDA numbers come from build_scripts/compare_devices.py on a GPU machine (CI has none).
+CUDA numbers come from build_scripts/precompute/compare_devices.py on a GPU machine (CI has none).
 This is a benchmark, not a test: it asserts nothing. Usage:
-python build_scripts/bench_precompute.py [--runs 5] [--out bench-results/precompute.md]
+python -m build_scripts.bench.bench_precompute [--runs 5] [--out bench-results/precompute.md]
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
+ROOT = Path(__file__).resolve().parents[2]
 
-import precompute_attention as pc  # noqa: E402
+from build_scripts.precompute import precompute_attention as pc  # noqa: E402
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -97,7 +96,7 @@ def main(argv=None) -> int:
         f"({total['json3_gz'] / kb:.0f} KB) |",
         "",
         "An asset also carries tokens, per-head statistics and four heads' float32 query, key "
-        "and value vectors. CUDA: run build_scripts/compare_devices.py on a GPU machine.",
+        "and value vectors. CUDA: run build_scripts/precompute/compare_devices.py on a GPU machine.",
         "",
     ]
     report = "\n".join(lines)

@@ -1,16 +1,12 @@
-"""MkDocs hook: ```pycell fences become editable Python cells, ```exercise fences become
-auto-checked exercises. Runs after build_scripts/lab_fences.py.
-
-A ```pycell fence holds plain Python. The build checks that it compiles and emits a
-``<div class="attn-cell">`` with the code (shown as-is until the editor loads); cells on a
-page share one namespace in the browser, in the order the reader runs them.
+"""```exercise fences: auto-checked exercises.
 
 An ```exercise fence holds YAML (see ``SCHEMA`` and README.md). Two kinds:
 
 * ``kind: numeric``: ``setup`` is Python run here with NumPy and attention_labs; each
   ``answers[].value`` is an expression of it whose values the reader types in and the page
-  checks within ``tolerance``. ``{{ expr:.3f }}`` in the prompt, hint or solution is
-  replaced by that expression's value, so every number in the text is computed.
+  checks within ``tolerance``. ``{{ expr:.3f }}`` in the title, prompt, hint or solution is
+  replaced by that expression's value (hooks/numbers.py, which lesson prose uses too), so
+  every number in the text is computed.
 * ``kind: code``: the reader completes ``starter``; hidden ``checks`` (Python that raises on
   failure) run in Pyodide. The build runs every check against ``solution`` (all must pass)
   and against ``starter`` (one must fail); ``solution`` is never written to the page.
@@ -21,21 +17,18 @@ Any problem fails the build with ``docs/<file>:<line>: what is wrong``.
 from __future__ import annotations
 
 import html
-import json
 import math
-import re
-import sys
-from pathlib import Path
 
 import jsonschema
 import numpy as np
 import yaml
 from attention_labs import cells
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lab_fences  # noqa: E402  (same folder; MkDocs loads hooks by path)
+from . import numbers
+from .runtime import RUNTIME, data_attribute, inert_text
+from .scanner import Fence, FenceError, Page, find_fences
 
-NAMES = ("pycell", "exercise")
+NAME = "exercise"
 TEXT = {"type": "string", "minLength": 1}
 _COMMON = {
     "id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
@@ -103,11 +96,10 @@ SCHEMA = {
         },
     ],
 }
-TEMPLATE = re.compile(r"\{\{\s*(.+?)(?::([<>^+\- #0-9,._]*[bcdeEfFgGn%]))?\s*\}\}")
 
 
-class FenceError(lab_fences.LabFenceError):
-    """A cell or exercise fence that cannot be built; the message starts with ``file:line:``."""
+class ExerciseError(FenceError):
+    """An exercise fence that cannot be built; the message starts with ``file:line:``."""
 
 
 # ----------------------------------------------------------------------------
@@ -119,15 +111,15 @@ def parse_exercise(body: str, where: str) -> dict:
     try:
         spec = yaml.safe_load(body) if body.strip() else None
     except yaml.YAMLError as err:
-        raise FenceError(f"{where}: exercise fence is not valid YAML: {err}") from None
+        raise ExerciseError(f"{where}: exercise fence is not valid YAML: {err}") from None
     if not isinstance(spec, dict):
-        raise FenceError(f"{where}: exercise fence must be YAML with kind, id, title, prompt")
+        raise ExerciseError(f"{where}: exercise fence must be YAML with kind, id, title, prompt")
     error = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(SCHEMA).iter_errors(spec)
     )
     if error is not None:
         at = ".".join(str(p) for p in error.absolute_path) or "the fence"
-        raise FenceError(f"{where}: exercise {at}: {error.message}")
+        raise ExerciseError(f"{where}: exercise {at}: {error.message}")
     return spec
 
 
@@ -138,7 +130,7 @@ def run_setup(spec: dict, where: str) -> dict:
         try:
             exec(compile(spec["setup"], f"{where} setup", "exec"), namespace)
         except Exception as err:
-            raise FenceError(
+            raise ExerciseError(
                 f"{where}: exercise setup raised {type(err).__name__}: {err}"
             ) from None
     return namespace
@@ -146,17 +138,7 @@ def run_setup(spec: dict, where: str) -> dict:
 
 def fill_template(text: str, namespace: dict, where: str) -> str:
     """Replace ``{{ expr }}`` / ``{{ expr:.3f }}`` with values computed from ``namespace``."""
-
-    def value(m: re.Match) -> str:
-        try:
-            v = eval(m[1], namespace)  # the lesson author's expression, at build time
-            return format(v, m[2] or "")
-        except Exception as err:
-            raise FenceError(
-                f"{where}: cannot fill {m[0]!r}: {type(err).__name__}: {err}"
-            ) from None
-
-    return TEMPLATE.sub(value, text)
+    return numbers.fill(text, namespace, where, ExerciseError)
 
 
 def numeric_answers(spec: dict, namespace: dict, where: str) -> list[dict]:
@@ -167,18 +149,18 @@ def numeric_answers(spec: dict, namespace: dict, where: str) -> list[dict]:
         try:
             v = np.asarray(eval(a["value"], namespace), dtype=np.float64)
         except Exception as err:
-            raise FenceError(f"{what}: {a['value']!r} raised {type(err).__name__}: {err}") from None
+            raise ExerciseError(f"{what}: {a['value']!r} raised {type(err).__name__}: {err}") from None
         if v.ndim > 2 or v.size == 0 or v.size > 64:
-            raise FenceError(
+            raise ExerciseError(
                 f"{what}: must be a number, vector or matrix of 1-64 values, got {v.shape}"
             )
         if not np.all(np.isfinite(v)):
-            raise FenceError(f"{what}: has NaN or inf values")
+            raise ExerciseError(f"{what}: has NaN or inf values")
         shape = [1] * (2 - v.ndim) + list(v.shape)
         rows = [str(x) for x in a.get("rows", range(1, shape[0] + 1))]
         cols = [str(x) for x in a.get("cols", range(1, shape[1] + 1))]
         if len(rows) != shape[0] or len(cols) != shape[1]:
-            raise FenceError(
+            raise ExerciseError(
                 f"{what}: {len(rows)} rows / {len(cols)} cols labels for shape {v.shape}"
             )
         out.append(
@@ -201,21 +183,10 @@ def check_code_exercise(spec: dict, where: str) -> None:
         failed = reference["run"]["error"] or "; ".join(
             f"{c['name']}: {c['message']}" for c in reference["cases"] if not c["passed"]
         )
-        raise FenceError(f"{where}: exercise solution fails its checks: {failed}")
+        raise ExerciseError(f"{where}: exercise solution fails its checks: {failed}")
     starter = cells.check_code(spec["starter"], spec["checks"], "<starter>")
     if starter["passed"]:
-        raise FenceError(f"{where}: exercise starter already passes every check")
-
-
-def _inert_text(text: str) -> str:
-    """HTML text that Markdown and arithmatex leave alone: all but letters, digits and
-    spaces as character references (newlines too, so the block stays one line)."""
-    return "".join(c if c.isalnum() and c.isascii() or c == " " else f"&#{ord(c)};" for c in text)
-
-
-def _data(payload: dict) -> str:
-    data = lab_fences._inert_json(json.dumps(payload, separators=(",", ":"), allow_nan=False))
-    return html.escape(data, quote=True)
+        raise ExerciseError(f"{where}: exercise starter already passes every check")
 
 
 def numeric_form(ex_id: str, answers: list[dict], tolerance: float) -> str:
@@ -225,7 +196,7 @@ def numeric_form(ex_id: str, answers: list[dict], tolerance: float) -> str:
     lines = ['<form class="attn-exercise__form" novalidate>']
     for a in answers:
         lines.append(f'<fieldset class="attn-exercise__answer" data-answer="{e(a["name"])}">')
-        lines.append(f"<legend>{_inert_text(a['label'])}</legend>")
+        lines.append(f"<legend>{inert_text(a['label'])}</legend>")
         lines.append('<div class="attn-exercise__grid-scroll">')
         lines.append('<table class="attn-exercise__grid">')
         if a["shape"][1] > 1 or len(a["cols"]) > 1:
@@ -263,7 +234,7 @@ def render_exercise(spec: dict, where: str, indent: str) -> str:
     """The Markdown (with raw HTML) that replaces one exercise fence."""
     namespace = run_setup(spec, where)
     ex_id = spec["id"]
-    config = {"id": ex_id, "kind": spec["kind"], "runtime": lab_fences.RUNTIME}
+    config = {"id": ex_id, "kind": spec["kind"], "runtime": RUNTIME}
     if spec["kind"] == "numeric":
         answers = numeric_answers(spec, namespace, where)
         config.update(
@@ -276,14 +247,14 @@ def render_exercise(spec: dict, where: str, indent: str) -> str:
         config.update(starter=spec["starter"], checks=spec["checks"])
         form = (
             '<div class="attn-exercise__code">'
-            f'<pre class="attn-cell__static"><code>{_inert_text(spec["starter"])}</code></pre>'
+            f'<pre class="attn-cell__static"><code>{inert_text(spec["starter"])}</code></pre>'
             "</div>"
         )
-    title = _inert_text(fill_template(spec["title"], namespace, where))
+    title = inert_text(fill_template(spec["title"], namespace, where))
     lines = [
         f'<div class="attn-exercise" id="exercise-{ex_id}" data-kind="{spec["kind"]}" '
         f'role="group" aria-label="Exercise: {html.escape(spec["title"])}" '
-        f'data-cell-config="{_data(config)}" markdown="1">',
+        f'data-cell-config="{data_attribute(config)}" markdown="1">',
         f'<p class="attn-exercise__title"><span class="attn-exercise__badge" hidden>Solved</span>'
         f"<strong>Exercise:</strong> {title}</p>",
         "",
@@ -302,87 +273,23 @@ def render_exercise(spec: dict, where: str, indent: str) -> str:
     return "\n".join(indent + line if line else "" for line in lines)
 
 
-# ----------------------------------------------------------------------------
-# cells
+def render(fence: Fence, page: Page) -> str:
+    where = page.where(fence)
+    if fence.end is None:
+        raise ExerciseError(f"{where}: exercise fence is never closed (add a line with ```)")
+    spec = parse_exercise(fence.body, where)
+    if spec["id"] in page.exercise_ids:
+        raise ExerciseError(f"{where}: exercise id {spec['id']!r} is used twice on this page")
+    page.exercise_ids[spec["id"]] = where
+    return render_exercise(spec, where, fence.indent)
 
 
-def render_cell(code: str, n: int, src_path: str, line_no: int, indent: str) -> str:
-    """The placeholder of cell ``n`` (1-based on its page); FenceError on a syntax error,
-    naming the file line of the error (the fence opens at ``line_no``)."""
-    try:
-        compile(code, f"<cell {n}>", "exec")
-    except SyntaxError as err:
-        at = line_no + (err.lineno or 1)
-        raise FenceError(f"docs/{src_path}:{at}: pycell has a syntax error: {err.msg}") from None
-    config = {"n": n, "code": code, "runtime": lab_fences.RUNTIME}
-    return indent + (
-        f'<div class="attn-cell" role="group" aria-label="Python cell {n}" '
-        f'data-cell-config="{_data(config)}"><pre class="attn-cell__static"><code>'
-        f"{_inert_text(code)}</code></pre></div>"
-    )
-
-
-def fences(markdown: str):
-    """``(start, end, indent, body, line_no, kind)`` for each pycell/exercise fence."""
-    lines = markdown.split("\n")
-    for start, end, indent, body, line_no in lab_fences.find_lab_fences(markdown, NAMES):
-        kind = lab_fences.FENCE_OPEN.match(lines[start])["info"]
-        yield start, end, indent, body, line_no, kind
-
-
-def render_cell_fences(markdown: str, src_path: str, source: str | None = None) -> str:
-    """Replace every pycell and exercise fence of one page; FenceError on the first bad one.
-
-    ``source``: the page's whole file, for line numbers (lab fences before these were
-    already replaced in ``markdown``, and MkDocs cut the front matter)."""
-    found = list(fences(markdown))
-    at_source = [f[4] for f in fences(source)] if source is not None else []
-    if len(at_source) != len(found):
-        at_source = [f[4] for f in found]
-    lines = markdown.split("\n")
-    n_cells = sum(1 for f in found if f[5] == "pycell")
-    ids = {}
-    for (start, end, indent, body, _, kind), line_no in reversed(
-        list(zip(found, at_source, strict=True))
-    ):
-        where = f"docs/{src_path}:{line_no}"
-        if end is None:
-            raise FenceError(f"{where}: {kind} fence is never closed (add a line with ```)")
-        if kind == "pycell":
-            html_ = render_cell(body, n_cells, src_path, line_no, indent)
-            n_cells -= 1
-        else:
-            spec = parse_exercise(body, where)
-            if spec["id"] in ids:
-                raise FenceError(f"{where}: exercise id {spec['id']!r} is used twice on this page")
-            ids[spec["id"]] = where
-            html_ = render_exercise(spec, where, indent)
-        lines[start:end] = ["", html_, ""]
-    return "\n".join(lines)
-
-
-def all_exercises(docs: Path):
+def all_exercises(docs):
     """Every exercise of the site: ``(where, spec)``; for tests."""
     for path in sorted(docs.rglob("*.md")):
         if "vendor" in path.parts:
             continue
         text = path.read_text(encoding="utf-8")
-        for _, _, _, body, line_no, kind in fences(text):
-            if kind == "exercise":
-                where = f"docs/{path.relative_to(docs).as_posix()}:{line_no}"
-                yield where, parse_exercise(body, where)
-
-
-# --- MkDocs events -------------------------------------------------------------------
-
-
-def on_config(config):
-    return lab_fences.on_config(config)  # fills lab_fences.RUNTIME for our placeholders
-
-
-def on_page_markdown(markdown, page, config, files):
-    try:
-        source = page.file.content_string
-    except (OSError, ValueError):
-        source = None
-    return render_cell_fences(markdown, page.file.src_uri, source)
+        for fence in find_fences(text, (NAME,)):
+            where = f"docs/{path.relative_to(docs).as_posix()}:{fence.line_no}"
+            yield where, parse_exercise(fence.body, where)

@@ -1,0 +1,48 @@
+"""Launching Debian's Chromium with Playwright: one place for tools and tests.
+
+``chromium_path()`` finds the browser (no Playwright download, ever) and raises
+:class:`BrowserNotFound` naming the package to install; ``CHROMIUM_ARGS`` keep it headless
+and off the network; ``launch(playwright)`` does both. The gates (check_site.py), the
+benchmarks and tests/conftest.py all import from here.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Without this Chromium itself looks up Google hosts; tests serve on 127.0.0.1 only.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+NOT_FOUND = (
+    "Chromium not found: install Debian's package (apt-get install chromium); "
+    "the browser tests drive it with Playwright and download no browser."
+)
+
+
+class BrowserNotFound(RuntimeError):
+    """No Chromium on PATH; the message says what to install."""
+
+
+def chromium_path() -> str:
+    """The path of Debian's Chromium; BrowserNotFound saying `apt-get install chromium`."""
+    for candidate in ("chromium", "chromium-browser"):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    raise BrowserNotFound(NOT_FOUND)
+
+
+def launch(playwright, **kwargs):
+    """``playwright.chromium.launch`` on Debian's Chromium with ``CHROMIUM_ARGS``."""
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), args=CHROMIUM_ARGS, **kwargs
+    )

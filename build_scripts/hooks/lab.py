@@ -1,0 +1,76 @@
+"""```lab fences: a live lab, computed once here.
+
+A fence such as
+
+    ```lab
+    lab: attention_pattern
+    causal: true
+    ```
+
+is parsed as YAML, validated against the lab's parameter schema, computed once here in
+CPython with the same ``attention_labs`` code the browser runs, and replaced by a
+``<div class="attn-lab" data-config="...">`` holding the parameters and that initial
+result, so the page shows the result before any Python loads in the browser.
+"""
+
+from __future__ import annotations
+
+import html
+
+import yaml
+from attention_labs.labs import LabParameterError, lab_schema, run_lab
+
+from .runtime import RUNTIME, data_attribute
+from .scanner import Fence, FenceError, Page
+
+NAME = "lab"
+
+
+class LabFenceError(FenceError):
+    """A lab fence that cannot be built; the message starts with ``file:line:``."""
+
+
+def parse_fence(body: str, where: str) -> tuple[str, dict]:
+    """The lab name and parameters of one fence body; LabFenceError naming ``where``."""
+    try:
+        spec = yaml.safe_load(body) if body.strip() else None
+    except yaml.YAMLError as err:
+        raise LabFenceError(f"{where}: lab fence is not valid YAML: {err}") from None
+    if not isinstance(spec, dict) or "lab" not in spec:
+        raise LabFenceError(
+            f"{where}: lab fence must be YAML with a 'lab:' key, e.g. 'lab: attention_pattern'"
+        )
+    spec = dict(spec)
+    return spec.pop("lab"), spec
+
+
+def placeholder(name: str, out: dict, indent: str) -> str:
+    """The HTML that replaces a fence: parameters, schema and initial result as JSON."""
+    payload = {
+        "lab": name,
+        "params": out["params"],
+        "schema": lab_schema(name),
+        "initial": out,
+        "runtime": RUNTIME,
+    }
+    label = html.escape(f"Interactive lab: {name.replace('_', ' ')}")
+    lines = [
+        f'<div class="attn-lab" data-lab="{html.escape(name)}" role="group" aria-label="{label}" '
+        f'data-config="{data_attribute(payload)}">',
+        '<p class="attn-lab-noscript">This lab needs JavaScript; its first result is '
+        "computed when the page loads.</p>",
+        "</div>",
+    ]
+    return "\n".join(indent + line for line in lines)
+
+
+def render(fence: Fence, page: Page) -> str:
+    where = page.where(fence)
+    if fence.end is None:
+        raise LabFenceError(f"{where}: lab fence is never closed (add a line with ```)")
+    name, params = parse_fence(fence.body, where)
+    try:
+        out = run_lab(name, params)
+    except LabParameterError as err:
+        raise LabFenceError(f"{where}: {err}") from None
+    return placeholder(name, out, fence.indent)

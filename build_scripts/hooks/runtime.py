@@ -1,0 +1,82 @@
+"""Where the browser finds Pyodide and the labs wheel: computed once per build (on_config)
+and written into every placeholder that may start Python (labs, maps, cells, exercises).
+
+Also the one way placeholders carry JSON in an HTML attribute (``data_attribute``)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+MANIFEST = Path("vendor/manifest.json")
+WHEELS = Path("vendor/labs")
+RUNTIME: dict = {}  # filled by configure(): {wheel, pyodide_index_url, pyodide}
+
+
+def configure(config) -> dict:
+    """Fill ``RUNTIME`` from the vendored runtime under ``config["docs_dir"]`` and
+    ``extra.labs``; PluginError saying which make target to run when it is missing."""
+    manifest = Path(config["docs_dir"]) / MANIFEST
+    if not manifest.is_file():
+        raise PluginError(
+            f"{manifest} is missing: the browser runtime is not vendored. Run 'make vendor' "
+            "(or 'make build'), which fetches Pyodide, NumPy and KaTeX and builds the labs wheel."
+        )
+    wheels = sorted((Path(config["docs_dir"]) / WHEELS).glob("attention_labs-*.whl"))
+    if len(wheels) != 1:
+        raise PluginError(
+            f"expected exactly one labs wheel in {Path(config['docs_dir']) / WHEELS}, found "
+            f"{len(wheels)}: run 'make wheel' to rebuild it from labs_py/"
+        )
+    settings = config["extra"].get("labs") or {}
+    RUNTIME.clear()
+    RUNTIME.update(
+        wheel=f"{WHEELS.as_posix()}/{wheels[0].name}",
+        # Self-hosted by default; a site may opt into a CDN with extra.labs.pyodide_index_url.
+        pyodide_index_url=settings.get("pyodide_index_url") or None,
+        pyodide="vendor/pyodide/",
+    )
+    return RUNTIME
+
+
+JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+PLAIN = re.compile(r"[A-Za-z0-9 .,:;?/-]|(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])")
+
+
+def inert_json(data: str) -> str:
+    """``data`` with every character of its strings that HTML or Markdown could act on
+    (``<``, ``&``, ``\\``, ``*``, ``$``, a word-edge ``_``...) written as ``\\uXXXX``.
+
+    In an admonition or a list item the placeholder is not a raw HTML block: Markdown
+    runs over it as inline text. Outside strings JSON holds nothing Markdown acts on."""
+
+    def inert(match: re.Match) -> str:
+        text = json.loads(match.group(0))
+        out = []
+        for k, c in enumerate(text):
+            if PLAIN.match(text, k):
+                out.append(c)
+            else:  # json.dumps writes a character beyond U+FFFF as its surrogate pair
+                out.append(f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else json.dumps(c)[1:-1])
+        return '"' + "".join(out) + '"'
+
+    return JSON_STRING.sub(inert, data)
+
+
+def data_attribute(payload: dict) -> str:
+    """``payload`` as inert JSON, escaped for a double-quoted HTML attribute.
+
+    In an attribute, not a <script type="application/json">: Material's instant navigation
+    re-inserts the <script> elements of a new page and would run the JSON as JavaScript."""
+    data = inert_json(json.dumps(payload, separators=(",", ":"), allow_nan=False))
+    return html.escape(data, quote=True)
+
+
+def inert_text(text: str) -> str:
+    """HTML text that Markdown and arithmatex leave alone: all but letters, digits and
+    spaces as character references (newlines too, so the block stays one line)."""
+    return "".join(c if c.isalnum() and c.isascii() or c == " " else f"&#{ord(c)};" for c in text)
