@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Scaffold a lesson: ``make new-lesson NAME=04-multi-head-attention [TITLE="..."]``.
 
-Writes ``docs/lessons/<NAME>.md`` from build_scripts/templates/lesson.md (kept outside
-docs/ so it is never built as a page) and adds ``- <title>: lessons/<NAME>.md`` to the
-Lessons section of mkdocs.yml, in number order. Where that section cannot be found the
-line to add is printed instead. The new lesson builds as it is (it has a lab fence, front
-matter and Sources), so `make serve` shows it at once.
+A lesson is three files, all written here from build_scripts/templates/ (kept outside
+docs/ so they are never built as pages):
+
+* ``docs/lessons/<NAME>.md``, the lesson (front matter, a lab, an exercise, Sources);
+* ``docs/notebooks/<NAME>.py``, its companion notebook (jupytext, run at build time);
+* ``tests/lessons/test_<NN_topic>.py``, its claims test (a stub that passes).
+
+Nothing else changes: the nav's Lessons and Notebooks sections and the lesson's link to
+its notebook are derived from the files by the build (build_scripts/hooks/lessons.py).
+The new lesson builds as it is, so `make serve` shows it at once.
 
 Usage: python -m build_scripts.new_lesson NAME [--title TITLE] [--root DIR]
 Exit status 1, with a message saying what to do, for a bad or existing NAME.
@@ -20,14 +25,15 @@ from pathlib import Path
 from string import Template
 
 HERE = Path(__file__).resolve().parent
-TEMPLATE = HERE / "templates" / "lesson.md"
+TEMPLATES = HERE / "templates"
+TEMPLATE = TEMPLATES / "lesson.md"
+NOTEBOOK_TEMPLATE = TEMPLATES / "notebook.py"
+TEST_TEMPLATE = TEMPLATES / "test_lesson.py"
 NAME_RE = re.compile(r"^(?P<number>\d{2})-[a-z0-9]+(?:-[a-z0-9]+)*$")
 NAME_HELP = (
     "two digits, a hyphen, then lowercase words joined by hyphens, "
     "e.g. NAME=04-multi-head-attention"
 )
-LESSONS_ITEM = re.compile(r"^(?P<indent>[ \t]*)- Lessons:[ \t]*$")
-NAV_ENTRY = re.compile(r"^(?P<indent>[ \t]*)- (?P<title>.+?): (?P<path>lessons/\S+\.md)[ \t]*$")
 
 
 class ScaffoldError(Exception):
@@ -40,17 +46,26 @@ def title_from(name: str) -> str:
     return " ".join(words).capitalize()
 
 
-def check_name(name: str, lessons: Path) -> None:
+def paths(name: str, root: Path) -> dict[str, Path]:
+    """The three files of lesson ``name`` under ``root``."""
+    return {
+        "lesson": root / "docs" / "lessons" / f"{name}.md",
+        "notebook": root / "docs" / "notebooks" / f"{name}.py",
+        "test": root / "tests" / "lessons" / f"test_{name.replace('-', '_')}.py",
+    }
+
+
+def check_name(name: str, root: Path) -> None:
     if not name:
         raise ScaffoldError(f"give the lesson a NAME: {NAME_HELP}")
     m = NAME_RE.match(name)
     if not m:
         raise ScaffoldError(f"{name!r} is not a lesson name: use {NAME_HELP}")
-    target = lessons / f"{name}.md"
-    if target.exists():
-        raise ScaffoldError(
-            f"docs/lessons/{name}.md already exists: edit it, or choose another NAME"
-        )
+    lessons = root / "docs" / "lessons"
+    for path in paths(name, root).values():
+        if path.exists():
+            rel = path.relative_to(root).as_posix()
+            raise ScaffoldError(f"{rel} already exists: edit it, or choose another NAME")
     taken = sorted(p.name for p in lessons.glob(f"{m['number']}-*.md"))
     if taken:
         raise ScaffoldError(
@@ -59,54 +74,28 @@ def check_name(name: str, lessons: Path) -> None:
         )
 
 
-def add_to_nav(mkdocs_yml: Path, title: str, rel: str) -> bool:
-    """Insert ``- title: rel`` into the Lessons section, keeping number order; False if
-    there is no such section (the caller prints the line instead). Edits text, not YAML,
-    so comments and layout stay as they are."""
-    lines = mkdocs_yml.read_text("utf-8").split("\n")
-    start = next((i for i, line in enumerate(lines) if LESSONS_ITEM.match(line)), None)
-    if start is None:
-        return False
-    outer = len(LESSONS_ITEM.match(lines[start])["indent"])
-    entries = []  # (line index, path) of the section's entries
-    i = start + 1
-    while i < len(lines):
-        line = lines[i]
-        if line.strip() and len(line) - len(line.lstrip()) <= outer:
-            break
-        m = NAV_ENTRY.match(line)
-        if m:
-            entries.append((i, m["path"]))
-        i += 1
-    indent = NAV_ENTRY.match(lines[entries[0][0]])["indent"] if entries else " " * (outer + 4)
-    at = next((k for k, path in entries if path > rel), None)
-    if at is None:
-        at = entries[-1][0] + 1 if entries else start + 1
-    title_yaml = title if re.fullmatch(r"[\w ,.()'-]+", title) else '"' + title + '"'
-    lines.insert(at, f"{indent}- {title_yaml}: {rel}")
-    mkdocs_yml.write_text("\n".join(lines), "utf-8")
-    return True
-
-
 def scaffold(name: str, title: str | None, root: Path) -> list[str]:
-    """Create the lesson and its nav entry under ``root``; returns lines to print."""
-    lessons = root / "docs" / "lessons"
-    check_name(name, lessons)
+    """Create the lesson, its notebook and its claims test under ``root``; returns lines
+    to print."""
+    check_name(name, root)
     title = title or title_from(name)
-    rel = f"lessons/{name}.md"
-    text = Template(TEMPLATE.read_text("utf-8")).safe_substitute(title=title)
-    (lessons / f"{name}.md").write_text(text, "utf-8")
-    out = [f"new-lesson: wrote docs/{rel} from {TEMPLATE.relative_to(HERE.parent)}"]
-    if add_to_nav(root / "mkdocs.yml", title, rel):
-        out.append(f"new-lesson: added '- {title}: {rel}' under Lessons in mkdocs.yml")
-    else:
-        out.append(
-            f"new-lesson: no 'Lessons:' section found in mkdocs.yml: add this line to the "
-            f"nav yourself:\n    - {title}: {rel}"
-        )
+    values = {"title": title, "name": name}
+    out = []
+    for (_, target), template in zip(
+        paths(name, root).items(), (TEMPLATE, NOTEBOOK_TEMPLATE, TEST_TEMPLATE), strict=True
+    ):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(Template(template.read_text("utf-8")).safe_substitute(values), "utf-8")
+        rel = target.relative_to(root).as_posix()
+        out.append(f"new-lesson: wrote {rel} from {template.relative_to(HERE.parent).as_posix()}")
     out.append(
-        "Next: write the lesson, set its lab fence, add an exercise and a notebook "
-        "(CONTRIBUTING.md, 'Add a lesson'), then `make serve` and `make test`."
+        "new-lesson: the nav and the link to the notebook come from the files: "
+        "mkdocs.yml is unchanged"
+    )
+    out.append(
+        "Next: write the lesson, set its lab fence and exercise, its notebook and the claims "
+        "of its prose in its test (CONTRIBUTING.md, 'Add a lesson'), then `make serve` and "
+        "`make test`."
     )
     return out
 

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from build_scripts.gates.browser import BrowserNotFound, launch
 from build_scripts.serve import make_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
+
 
 @pytest.fixture(scope="session")
 def site_url() -> str:

@@ -11,11 +11,13 @@ import pytest
 from attention_labs import cells
 from conftest import ROOT, SITE, RecordedPage
 
+from build_scripts.hooks import exercise, scanner
+
 LESSON = "lessons/03-attention-pattern/"
 NOTEBOOK = "notebooks/03-attention-pattern/"
 CELL = ".attn-cell"
 PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
-EXERCISES = {spec["id"]: (where, spec) for where, spec in cell_fences.all_exercises(ROOT / "docs")}
+EXERCISES = {spec["id"]: (where, spec) for where, spec in exercise.all_exercises(ROOT / "docs")}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +81,7 @@ def status(page, n) -> str:
 
 def lesson_cells() -> list[str]:
     text = (ROOT / "docs/lessons/03-attention-pattern.md").read_text(encoding="utf-8")
-    return [body for *_, body, _, kind in cell_fences.fences(text) if kind == "pycell"]
+    return [fence.body for fence in scanner.find_fences(text, ("pycell",))]
 
 
 # ----------------------------------------------------------------------------
@@ -204,7 +206,7 @@ def test_stop_interrupts_python_when_cross_origin_isolated_and_keeps_variables(i
 
 def numeric_reference():
     where, spec = EXERCISES["attention-by-hand"]
-    return spec, cell_fences.numeric_answers(spec, cell_fences.run_setup(spec, where), where)
+    return spec, exercise.numeric_answers(spec, exercise.run_setup(spec, where), where)
 
 
 def fill(page, answers, shift=0.0, wrong=None):

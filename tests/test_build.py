@@ -45,11 +45,11 @@ def mkdocs_build(site_dir, config_file=None):
     return proc, proc.stdout + proc.stderr
 
 
-def project_copy(tmp_path, pages=None, nav=(), vendor=True):
+def project_copy(tmp_path, pages=None, vendor=True):
     """A copy of the project's mkdocs.yml and docs/ under tmp_path.
 
-    ``pages`` maps extra docs-relative paths to their text, ``nav`` lists (title, path)
-    entries added to the Lessons section, and ``vendor=False`` leaves docs/vendor out
+    ``pages`` maps extra docs-relative paths to their text (a lesson among them is in the
+    nav: the build derives it from the files), and ``vendor=False`` leaves docs/vendor out
     (otherwise it is a symlink to the real one). Returns the config file's path."""
     docs = tmp_path / "docs"
     shutil.copytree(
@@ -65,9 +65,6 @@ def project_copy(tmp_path, pages=None, nav=(), vendor=True):
     config["docs_dir"] = str(docs)
     config["site_dir"] = str(tmp_path / "site")
     config["hooks"] = [str((ROOT / hook).resolve()) for hook in config["hooks"]]
-    for title, rel in nav:
-        lessons = next(item for item in config["nav"] if "Lessons" in item)["Lessons"]
-        lessons.append({title: rel})
     config_file = tmp_path / "mkdocs.yml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return config_file
@@ -176,7 +173,6 @@ def test_bad_parameter_fails_the_build_with_file_line_and_parameter(tmp_path):
     config = project_copy(
         tmp_path,
         pages={"lessons/99-broken.md": text},
-        nav=[("Broken", "lessons/99-broken.md")],
     )
     proc, output = mkdocs_build(tmp_path / "site", config)
     assert proc.returncode != 0, output
@@ -200,7 +196,6 @@ def test_the_project_copy_builds_when_nothing_is_broken(tmp_path):
     config = project_copy(
         tmp_path,
         pages={"lessons/99-broken.md": text},
-        nav=[("Broken", "lessons/99-broken.md")],
     )
     proc, output = mkdocs_build(tmp_path / "site", config)
     assert proc.returncode == 0, output

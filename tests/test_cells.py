@@ -1,20 +1,23 @@
 """Code cells and exercises in CPython: attention_labs.cells (what the browser's worker
-runs) and build_scripts/cell_fences.py (the build-time checks). Every exercise of the site
-is checked here: its reference solution passes its hidden checks, its starter does not."""
+runs) and build_scripts/hooks/ (pycell.py, exercise.py: the build-time checks). Every
+exercise of the site is checked here: its reference solution passes its hidden checks, its
+starter does not."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import cell_fences
 import numpy as np
 import pytest
 from attention_labs import cells
 
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-EXERCISES = list(cell_fences.all_exercises(DOCS))
+EXERCISES = list(exercise.all_exercises(DOCS))
 
 
 def run(code, namespace=None, name="<cell 1>"):
@@ -145,8 +148,8 @@ def test_site_has_numeric_and_code_exercises():
 @pytest.mark.parametrize("where,spec", EXERCISES, ids=[w for w, _ in EXERCISES])
 def test_every_exercise_is_sound(where, spec):
     """Numeric: answers computable and finite. Code: the reference solution passes every
-    hidden check and the starter fails one (cell_fences raises naming file:line)."""
-    html = cell_fences.render_exercise(spec, where, "")
+    hidden check and the starter fails one (the hook raises naming file:line)."""
+    html = exercise.render_exercise(spec, where, "")
     assert spec["id"] in html
     if spec["kind"] == "code":
         assert spec["solution"].strip().splitlines()[-1] not in html  # never shipped
@@ -158,8 +161,8 @@ def test_attention_by_hand_reference_is_labs_py_attention():
     from attention_labs import scaled_dot_product_attention
 
     ((where, spec),) = [(w, s) for w, s in EXERCISES if s["id"] == "attention-by-hand"]
-    ns = cell_fences.run_setup(spec, where)
-    answers = {a["name"]: a for a in cell_fences.numeric_answers(spec, ns, where)}
+    ns = exercise.run_setup(spec, where)
+    answers = {a["name"]: a for a in exercise.numeric_answers(spec, ns, where)}
     out, weights = scaled_dot_product_attention(ns["Q"], ns["K"], ns["V"])
     np.testing.assert_allclose(answers["weights"]["values"], weights.ravel())
     np.testing.assert_allclose(answers["output"]["values"], out.ravel())
@@ -169,10 +172,11 @@ def test_attention_by_hand_reference_is_labs_py_attention():
 def test_every_pycell_of_every_page_runs_in_order_in_cpython():
     for path in sorted(DOCS.rglob("*.md")):
         ns = cells.new_namespace()
-        for n, (*_, body, line_no, kind) in enumerate(cell_fences.fences(path.read_text()), 1):
-            if kind == "pycell":
-                out = cells.run_cell(body, ns, f"<cell {n}>")
-                assert out["error"] is None, f"{path.name}:{line_no}: {out['error']}"
+        found = scanner.find_fences(path.read_text(), ("pycell", "exercise"))
+        for n, fence in enumerate(found, 1):
+            if fence.info == "pycell":
+                out = cells.run_cell(fence.body, ns, f"<cell {n}>")
+                assert out["error"] is None, f"{path.name}:{fence.line_no}: {out['error']}"
 
 
 # ----------------------------------------------------------------------------
@@ -204,7 +208,8 @@ CODE_EXERCISE = [
 
 
 def render(text):
-    return cell_fences.render_cell_fences(text, "lessons/99-x.md", text)
+    """The page's pycell and exercise fences replaced (the hook's one pass)."""
+    return hooks.render_page(text, "lessons/99-x.md", kinds=("pycell", "exercise"))
 
 
 def test_a_good_code_exercise_renders_without_its_solution():
@@ -231,7 +236,7 @@ def test_a_broken_exercise_fails_with_file_and_line(change, message):
     fence = list(CODE_EXERCISE)
     fence[len(fence) - 1 - fence[::-1].index(old)] = new
     text, line = page(*fence)
-    with pytest.raises(cell_fences.FenceError) as err:
+    with pytest.raises(scanner.FenceError) as err:
         render(text)
     assert str(err.value).startswith(f"docs/lessons/99-x.md:{line}: "), err.value
     assert message in str(err.value)
@@ -250,7 +255,7 @@ def test_a_numeric_answer_that_is_nan_fails_the_build():
         "solution: none",
         "```",
     )
-    with pytest.raises(cell_fences.FenceError, match=rf"99-x.md:{line}: .*NaN or inf"):
+    with pytest.raises(scanner.FenceError, match=rf"99-x.md:{line}: .*NaN or inf"):
         render(text)
 
 
@@ -274,7 +279,7 @@ def test_numbers_in_exercise_text_are_computed():
 
 def test_a_pycell_with_a_syntax_error_names_its_file_line():
     text, line = page("```pycell", "x = 1", "y = (2,", "```")
-    with pytest.raises(cell_fences.FenceError, match=rf"99-x.md:{line + 2}: pycell has a syntax"):
+    with pytest.raises(scanner.FenceError, match=rf"99-x.md:{line + 2}: pycell has a syntax"):
         render(text)
 
 

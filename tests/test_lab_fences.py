@@ -1,8 +1,8 @@
-"""Tests for the MkDocs hook build_scripts/lab_fences.py, called directly (no build):
-finding ```lab fences, replacing them with placeholders, and failing with file:line."""
+"""Tests for the ```lab fences of the MkDocs hook (build_scripts/hooks/: the scanner, lab.py,
+runtime.py), called directly (no build): finding ```lab fences, replacing them with
+placeholders, and failing with file:line."""
 
 import html
-import importlib.util
 import json
 import re
 import textwrap
@@ -16,20 +16,18 @@ from attention_labs.labs import lab_schema, run_lab
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import meta
 
+from build_scripts import hooks
+from build_scripts.hooks import attention_map, runtime, scanner
+from build_scripts.hooks.lab import LabFenceError
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_hook():
-    spec = importlib.util.spec_from_file_location(
-        "lab_fences_under_test", ROOT / "build_scripts" / "lab_fences.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hook = load_hook()
 DATA_RE = re.compile(r'data-config="([^"]*)"')
+LAB_DATA_RE = re.compile(r'<div class="attn-lab"[^>]*data-config="([^"]*)"')
+
+
+def render_lab_fences(markdown, src_path, line_offset=0):
+    """The page's ```lab fences replaced (the hook's one pass, lab fences only)."""
+    return hooks.render_page(markdown, src_path, line_offset, kinds=("lab",))
 
 
 def doc(text):
@@ -37,7 +35,7 @@ def doc(text):
 
 
 def fences(markdown):
-    return list(hook.find_lab_fences(markdown))
+    return [(f.start, f.end, f.indent, f.body, f.line_no) for f in scanner.find_fences(markdown)]
 
 
 def payloads(rendered):
@@ -46,8 +44,8 @@ def payloads(rendered):
 
 
 def fence_error(markdown, src_path="lessons/x.md"):
-    with pytest.raises(hook.LabFenceError) as info:
-        hook.render_lab_fences(markdown, src_path)
+    with pytest.raises(LabFenceError) as info:
+        render_lab_fences(markdown, src_path)
     return str(info.value)
 
 
@@ -180,7 +178,7 @@ def test_valid_fence_becomes_a_placeholder_with_the_initial_result():
 
         After.
     """)
-    out = hook.render_lab_fences(text, "lessons/x.md")
+    out = render_lab_fences(text, "lessons/x.md")
     assert "```" not in out
     assert out.startswith("Before.\n") and out.rstrip().endswith("After.")
     assert out.count('<div class="attn-lab"') == 1
@@ -211,14 +209,14 @@ def test_every_fence_of_a_page_is_replaced_and_other_text_is_kept():
         preset: first_token
         ```
     """)
-    out = hook.render_lab_fences(text, "lessons/x.md")
+    out = render_lab_fences(text, "lessons/x.md")
     assert [p["params"]["preset"] for p in payloads(out)] == ["self", "first_token"]
     assert "```python\nx = 1\n```" in out
 
 
 def test_page_without_lab_fences_is_unchanged():
     text = "# Title\n\n```python\nprint(1)\n```\n"
-    assert hook.render_lab_fences(text, "index.md") == text
+    assert render_lab_fences(text, "index.md") == text
 
 
 @pytest.mark.parametrize(
@@ -228,7 +226,7 @@ def test_page_without_lab_fences_is_unchanged():
 def test_tokens_cannot_break_out_of_the_placeholder(token):
     quoted = json.dumps(token, ensure_ascii=False)  # YAML reads a JSON string
     text = f"```lab\nlab: attention_pattern\ntokens: [{quoted}, b, <!--, <script>]\n```"
-    out = hook.render_lab_fences(text, "lessons/x.md")
+    out = render_lab_fences(text, "lessons/x.md")
     assert "<script" not in out.lower() and "<!--" not in out
     raw = DATA_RE.search(out).group(1)
     assert "<" not in raw and "&" not in raw.replace("&quot;", "")
@@ -247,7 +245,7 @@ def test_fence_indented_in_an_admonition_becomes_an_indented_placeholder():
 
         After.
     """)
-    out = hook.render_lab_fences(text, "lessons/x.md")
+    out = render_lab_fences(text, "lessons/x.md")
     block = out.split("Some text.\n", 1)[1].split("After.")[0].strip("\n")
     assert block and all(line.startswith("    ") for line in block.split("\n") if line)
     (data,) = payloads(out)
@@ -262,7 +260,7 @@ def test_placeholder_json_survives_the_sites_markdown(indent):
     fence = ["```lab", "lab: attention_pattern", f"tokens: {json.dumps(tokens)}", "```"]
     head = '!!! note "Lab"\n    Text.\n\n' if indent else "Text.\n\n"
     text = head + "\n".join(indent + line for line in fence) + "\n\nAfter.\n"
-    rendered = site_markdown(hook.render_lab_fences(text, "lessons/x.md"))
+    rendered = site_markdown(render_lab_fences(text, "lessons/x.md"))
     (data,) = payloads(rendered)
     assert data["params"]["tokens"] == tokens
     assert data["initial"] == run_lab("attention_pattern", {"tokens": tokens})
@@ -270,7 +268,7 @@ def test_placeholder_json_survives_the_sites_markdown(indent):
 
 
 def test_placeholder_label_and_attributes_are_escaped():
-    out = hook.render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md")
+    out = render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md")
     first = out.strip("\n").split("\n", 1)[0]
     assert first.startswith(
         '<div class="attn-lab" data-lab="attention_pattern" role="group" '
@@ -356,13 +354,13 @@ def test_error_in_an_admonition_names_the_fence_line():
 
 def test_line_offset_is_added_to_the_line():
     text = "```lab\nlab: nope\n```"
-    with pytest.raises(hook.LabFenceError) as info:
-        hook.render_lab_fences(text, "x.md", line_offset=6)
+    with pytest.raises(LabFenceError) as info:
+        render_lab_fences(text, "x.md", line_offset=6)
     assert str(info.value).startswith("docs/x.md:7: ")
 
 
 def test_lab_fence_error_is_a_plugin_error():
-    assert issubclass(hook.LabFenceError, PluginError)
+    assert issubclass(LabFenceError, PluginError)
 
 
 # ----------------------------------------------------------------------------
@@ -381,16 +379,16 @@ def test_on_page_markdown_counts_the_front_matter_in_line_numbers():
     )
     markdown, data = meta.get_data(source)
     assert data["title"] == "T" and markdown.startswith("# T")
-    with pytest.raises(hook.LabFenceError) as info:
-        hook.on_page_markdown(markdown, fake_page(source), {}, None)
+    with pytest.raises(LabFenceError) as info:
+        hooks.on_page_markdown(markdown, fake_page(source), {}, None)
     assert str(info.value).startswith("docs/lessons/x.md:9: seed must be")
 
 
 def test_on_page_markdown_without_front_matter():
     source = "# T\n\n```lab\nlab: bogus\n```\n"
     markdown, _ = meta.get_data(source)
-    with pytest.raises(hook.LabFenceError) as info:
-        hook.on_page_markdown(markdown, fake_page(source), {}, None)
+    with pytest.raises(LabFenceError) as info:
+        hooks.on_page_markdown(markdown, fake_page(source), {}, None)
     assert str(info.value).startswith("docs/lessons/x.md:3: unknown lab")
 
 
@@ -398,13 +396,14 @@ def test_on_page_markdown_renders_the_real_lesson_at_its_file_line():
     path = ROOT / "docs" / "lessons" / "03-attention-pattern.md"
     source = path.read_text(encoding="utf-8")
     markdown, _ = meta.get_data(source)
-    out = hook.on_page_markdown(markdown, fake_page(source), {}, None)
-    assert len(payloads(out)) == 1
+    attention_map.configure({"docs_dir": str(ROOT / "docs")})  # the page has a map too
+    out = hooks.on_page_markdown(markdown, fake_page(source), {}, None)
+    assert len(LAB_DATA_RE.findall(out)) == 1
     lines = source.split("\n")
     bad_line = lines.index("temperature: 1.0") + 1
     broken = source.replace("temperature: 1.0", "temperature: -1.0")
-    with pytest.raises(hook.LabFenceError) as info:
-        hook.on_page_markdown(meta.get_data(broken)[0], fake_page(broken), {}, None)
+    with pytest.raises(LabFenceError) as info:
+        hooks.on_page_markdown(meta.get_data(broken)[0], fake_page(broken), {}, None)
     fence_line = lines.index("```lab") + 1
     assert fence_line < bad_line
     assert str(info.value).startswith(f"docs/lessons/x.md:{fence_line}: temperature")
@@ -423,7 +422,7 @@ def make_docs(tmp_path, wheels=1, manifest=True):
 def test_on_config_needs_the_vendored_runtime(tmp_path):
     docs = make_docs(tmp_path, manifest=False)
     with pytest.raises(PluginError) as info:
-        hook.on_config({"docs_dir": str(docs), "extra": {}})
+        runtime.on_config({"docs_dir": str(docs), "extra": {}})
     assert "make vendor" in str(info.value)
 
 
@@ -431,7 +430,7 @@ def test_on_config_needs_the_vendored_runtime(tmp_path):
 def test_on_config_needs_exactly_one_labs_wheel(tmp_path, wheels):
     docs = make_docs(tmp_path, wheels=wheels)
     with pytest.raises(PluginError) as info:
-        hook.on_config({"docs_dir": str(docs), "extra": {}})
+        runtime.on_config({"docs_dir": str(docs), "extra": {}})
     assert "make wheel" in str(info.value) and f"found {wheels}" in str(info.value)
 
 
@@ -439,24 +438,24 @@ def test_on_config_fills_the_runtime_in_the_placeholder(tmp_path):
     docs = make_docs(tmp_path)
     config = {"docs_dir": str(docs), "extra": {"labs": {"pyodide_index_url": "https://cdn/x/"}}}
     try:
-        assert hook.on_config(config) is config
-        out = hook.render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md")
+        assert runtime.on_config(config) is config
+        out = render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md")
         assert payloads(out)[0]["runtime"] == {
             "wheel": "vendor/labs/attention_labs-0.0.0-py3-none-any.whl",
             "pyodide_index_url": "https://cdn/x/",
             "pyodide": "vendor/pyodide/",
         }
-        hook.on_config({"docs_dir": str(docs), "extra": {}})
-        assert hook.RUNTIME["pyodide_index_url"] is None
+        runtime.on_config({"docs_dir": str(docs), "extra": {}})
+        assert runtime.RUNTIME["pyodide_index_url"] is None
     finally:
-        hook.RUNTIME.clear()
+        runtime.RUNTIME.clear()
 
 
 def test_on_config_accepts_the_real_vendored_docs():
     if not (ROOT / "docs" / "vendor" / "manifest.json").is_file():
         pytest.fail("docs/vendor is missing: run 'make build' first (make test does)")
     try:
-        hook.on_config({"docs_dir": str(ROOT / "docs"), "extra": {}})
-        assert hook.RUNTIME["wheel"].startswith("vendor/labs/attention_labs-")
+        runtime.on_config({"docs_dir": str(ROOT / "docs"), "extra": {}})
+        assert runtime.RUNTIME["wheel"].startswith("vendor/labs/attention_labs-")
     finally:
-        hook.RUNTIME.clear()
+        runtime.RUNTIME.clear()

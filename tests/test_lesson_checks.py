@@ -1,13 +1,15 @@
-"""The lesson gate (build_scripts/lesson_checks.py): front matter, required fences, a Sources
-section and a nav entry, each missing part named with its file and what to add. Fixture
-lessons live in tests/fixtures/lessons/; the last tests run the real `mkdocs build --strict`."""
+"""The lesson gate (build_scripts/hooks/lesson_checks.py): front matter, prerequisites that
+are lessons, required fences and a Sources section, each missing part named with its file
+and what to add; the nav entry is derived (build_scripts/hooks/lessons.py). Fixture lessons
+live in tests/fixtures/lessons/; the last tests run the real `mkdocs build --strict`."""
 
 from pathlib import Path
 
-import lesson_checks
 import pytest
-from lesson_checks import REQUIRED_FENCES, fence_kinds, lesson_problems
 from test_build import mkdocs_build, project_copy
+
+from build_scripts.hooks import lesson_checks, lessons
+from build_scripts.hooks.lesson_checks import REQUIRED_FENCES, fence_kinds, lesson_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "lessons"
@@ -29,6 +31,40 @@ def test_lab_is_required_and_the_switch_is_one_constant():
 def test_every_real_lesson_passes(path):
     where = f"docs/lessons/{path.name}"
     assert lesson_problems(path.read_text("utf-8"), where) == []
+    known = lessons.discover(ROOT / "docs")
+    assert lesson_problems(path.read_text("utf-8"), where, known_lessons=known) == []
+
+
+def prerequisites_of(value):
+    text = (FIXTURES / "complete.md").read_text("utf-8")
+    text = text.replace("prerequisites: none", f"prerequisites: {value}", 1)
+    assert f"prerequisites: {value}" in text
+    return text
+
+
+def test_a_prerequisite_that_is_not_a_lesson_is_named_with_its_line():
+    text = prerequisites_of("[03-attention-pattern, 01-nope, some free text]")
+    line = text.split("\n").index("prerequisites: [03-attention-pattern, 01-nope, some free text]")
+    known = {"03-attention-pattern": None}
+    (message,) = lesson_problems(text, "docs/lessons/x.md", known_lessons=known)
+    assert message.startswith(f"docs/lessons/x.md:{line + 1}: prerequisite '01-nope' is not a")
+    assert "03-attention-pattern" in message  # the lessons it could name
+
+
+@pytest.mark.parametrize("value", ["none", "03-attention-pattern", "Queries and keys."])
+def test_prerequisites_none_a_lesson_or_free_text_pass(value):
+    text = prerequisites_of(value)
+    known = {"03-attention-pattern": None}
+    assert lesson_problems(text, "docs/lessons/x.md", known_lessons=known) == []
+
+
+def test_prerequisites_are_shown_as_links_to_those_lessons():
+    known = lessons.discover(ROOT / "docs")
+    line = lessons.prerequisites_line(["03-attention-pattern", "Some algebra"], known)
+    assert line == (
+        "**Before this lesson:** [The attention pattern](03-attention-pattern.md); Some algebra."
+    )
+    assert lessons.prerequisites_line([], known).startswith("**Before this lesson:** nothing")
 
 
 def test_a_complete_lesson_passes_even_when_exercises_are_required():
@@ -83,11 +119,12 @@ def test_fence_kinds_skips_nested_fences_and_reads_attribute_style():
 def test_build_fails_listing_every_problem_of_a_broken_lesson(tmp_path):
     text = (FIXTURES / "no-sources.md").read_text("utf-8")
     text = text.replace("summary: Everything but a Sources section.", "summary:")
-    config = project_copy(tmp_path, pages={"lessons/98-broken.md": text})  # not in nav
+    config = project_copy(tmp_path, pages={"lessons/98-broken.md": text})  # no nav edit
     proc, output = mkdocs_build(tmp_path / "site", config)
     assert proc.returncode != 0, output
     assert "docs/lessons/98-broken.md: front matter has no 'summary'" in output, output
     assert "docs/lessons/98-broken.md: no '## Sources' section" in output, output
-    assert "docs/lessons/98-broken.md: the lesson is not in the nav: add" in output, output
-    assert "mkdocs.yml" in output
+    # the nav is derived from the files: a lesson is never missing from it
+    assert "is not in the nav" not in output, output
+    assert "are not included in the" not in output, output  # MkDocs' list of pages off the nav
     assert "Traceback" not in output, output

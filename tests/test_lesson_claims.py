@@ -1,6 +1,8 @@
 """Every number and lab claim in the prose of docs/lessons/03-attention-pattern.md, computed
-here with attention_labs. Numeric claims are formatted and looked up verbatim in the lesson,
-so changing the prose or the code without the other fails a test."""
+here with attention_labs. The prose's numbers are ``{{ expr }}`` filled at build time from
+the lesson's ```numbers fence (build_scripts/hooks/numbers.py); numeric claims are
+formatted here and looked up verbatim in the lesson as the build renders it, so changing
+the prose, its numbers fence or the code without the others fails a test."""
 
 import json
 import math
@@ -12,11 +14,17 @@ import pytest
 import yaml
 from attention_labs import attention_logits, entropy_bits, real_maps, softmax
 from attention_labs.labs import run_lab
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON_PATH = ROOT / "docs" / "lessons" / "03-attention-pattern.md"
 SOURCE = LESSON_PATH.read_text(encoding="utf-8")
-TEXT = re.sub(r"\s+", " ", SOURCE)  # prose wraps lines anywhere: compare with single spaces
+# The prose as the build renders it: numbers filled, the numbers fence gone, other fences kept.
+RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], "lessons/03-attention-pattern.md", kinds=())
+TEXT = re.sub(r"\s+", " ", RENDERED)  # prose wraps lines anywhere: compare with single spaces
 SCORES = (2, 1, 0.1)
 SEEDS = range(5)
 
@@ -58,6 +66,20 @@ def mean_entropy(**overrides):
 
 # ----------------------------------------------------------------------------
 # softmax, entropy, temperature
+
+
+def test_the_prose_numbers_are_computed_not_typed():
+    prose = re.sub(r"\s+", " ", SOURCE)
+    assert "```numbers" in SOURCE
+    for typed, expression in [
+        ("(0.659, 0.242, 0.099)", "(({{ weights:.3f }})"),
+        ("1.222 bits", "{{ entropy:.3f }} bits"),
+        ("(0.864, 0.117, 0.019)", "{{ softmax(scores / t_sharp):.3f }}"),
+        ("(0.502, 0.304, 0.194)", "{{ softmax(scores / t_flat):.3f }}"),
+        ("deviation of 8 when", "deviation of {{ math.sqrt(d_head):g }} when"),
+    ]:
+        assert typed not in prose and expression in prose, typed
+        assert typed.strip("()") in TEXT  # ... and the page shows the same number
 
 
 def test_softmax_example_weights():
@@ -209,13 +231,11 @@ def test_head_styles_look_for_one_position(preset, target):
 
 
 # ----------------------------------------------------------------------------
-# Python cells and exercises (build_scripts/cell_fences.py)
+# Python cells and exercises (build_scripts/hooks/pycell.py, exercise.py)
 
 
 def lesson_fences(kind):
-    import cell_fences
-
-    return [body for *_, body, _, k in cell_fences.fences(SOURCE) if k == kind]
+    return [fence.body for fence in scanner.find_fences(SOURCE, (kind,))]
 
 
 def test_python_cells_show_the_example_row_and_a_pattern_whose_rows_sum_to_1():
@@ -236,11 +256,9 @@ def test_python_cells_show_the_example_row_and_a_pattern_whose_rows_sum_to_1():
 
 
 def test_exercise_sizes_match_the_prose():
-    import cell_fences
-
-    specs = [cell_fences.parse_exercise(b, "lesson") for b in lesson_fences("exercise")]
+    specs = [exercise.parse_exercise(b, "lesson") for b in lesson_fences("exercise")]
     by_hand = next(s for s in specs if s["kind"] == "numeric")
-    ns = cell_fences.run_setup(by_hand, "lesson")
+    ns = exercise.run_setup(by_hand, "lesson")
     seq_len, d_head = ns["Q"].shape
     assert (seq_len, d_head) == (3, 2) and ns["K"].shape == ns["V"].shape == (3, 2)
     claim("Three tokens have 2-dimensional queries, keys and values")

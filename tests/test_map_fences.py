@@ -1,10 +1,9 @@
-"""Tests for the MkDocs hook build_scripts/map_fences.py: ```attention-map fences become
+"""Tests for build_scripts/hooks/attention_map.py: ```attention-map fences become
 `.attn-map` placeholders checked against the committed index of precomputed maps, and a
 bad fence fails the build with file:line. The renderer is called on strings; one real
 `mkdocs build` shows a bad fence failing the build and a good one on a lesson page."""
 
 import html
-import importlib.util
 import json
 import re
 import textwrap
@@ -12,21 +11,14 @@ import textwrap
 import pytest
 from attention_labs.labs import LABS, lab_schema
 from mkdocs.exceptions import PluginError
+from mkdocs.utils import meta
 from test_build import ROOT, broken_lesson, mkdocs_build, project_copy
 from test_lab_fences import site_markdown
 
+from build_scripts import hooks
+from build_scripts.hooks import attention_map as hook
+from build_scripts.hooks import lesson_checks, runtime, scanner
 
-def load(name):
-    spec = importlib.util.spec_from_file_location(
-        f"{name}_under_test", ROOT / "build_scripts" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hook = load("map_fences")
-lesson_checks = load("lesson_checks")
 INDEX = hook.load_index(ROOT / "docs")
 ATTENTION = ROOT / "docs" / "assets" / "attention"
 DATA_RE = re.compile(r'data-config="([^"]*)"')
@@ -65,8 +57,22 @@ def page(body, before="# Title\n\nText.\n"):
     return text, before.count("\n") + 2
 
 
+def render_map_fences(markdown, src_path, index, source=None, root=None, kinds=(hook.NAME,)):
+    """The page's ```attention-map fences replaced by the hook's one pass, against
+    ``index`` (and asset files under ``root``); ``source``: the whole file, whose front
+    matter counts in line numbers."""
+    saved = dict(hook._STATE)
+    hook._STATE.update(index=index, root=root)
+    try:
+        offset = scanner.front_matter_lines(markdown, source)
+        return hooks.render_page(markdown, src_path, offset, kinds=kinds)
+    finally:
+        hook._STATE.clear()
+        hook._STATE.update(saved)
+
+
 def render(markdown, src_path="lessons/x.md", **kw):
-    return hook.render_map_fences(markdown, src_path, INDEX, root=ATTENTION, **kw)
+    return render_map_fences(markdown, src_path, INDEX, root=ATTENTION, **kw)
 
 
 def configs(rendered):
@@ -149,12 +155,12 @@ def test_placeholder_is_a_labelled_region_with_a_no_javascript_sentence():
 
 def test_recompute_names_the_real_head_lab_once_it_exists(monkeypatch):
     monkeypatch.setitem(LABS, "real_head", LABS["attention_pattern"])  # any lab module
-    monkeypatch.setitem(hook.lab_fences.RUNTIME, "wheel", "vendor/labs/x.whl")
+    monkeypatch.setitem(runtime.RUNTIME, "wheel", "vendor/labs/x.whl")
     (config,) = configs(render(page(GOOD)[0]))
     assert config["recompute"] == {
         "lab": "real_head",
         "schema": json.loads(json.dumps(lab_schema("real_head"))),
-        "runtime": dict(hook.lab_fences.RUNTIME),
+        "runtime": dict(runtime.RUNTIME),
     }
     assert config["recompute"]["runtime"]["wheel"] == "vendor/labs/x.whl"
 
@@ -350,7 +356,7 @@ def test_a_sentence_in_the_index_without_an_asset_for_the_model(monkeypatch):
     index["assets"] = [a for a in index["assets"] if a["sentence"] != "counting"]
     text, line = page(f"model: {MODEL}\nsentence: counting")
     with pytest.raises(hook.MapFenceError) as info:
-        hook.render_map_fences(text, "x.md", index)
+        render_map_fences(text, "x.md", index)
     assert str(info.value).startswith(
         f"docs/x.md:{line}: sentence 'counting' has no asset for model '{MODEL}'; "
         f"sentences with an asset for '{MODEL}': bank-loan, "
@@ -362,7 +368,7 @@ def test_compare_model_without_the_sentence_names_the_models_that_have_it():
     index["models"].append({**index["models"][0], "slug": "tiny", "id": "org/tiny"})
     text, line = page(f"{GOOD}\ncompare: {{model: tiny}}")
     with pytest.raises(hook.MapFenceError) as info:
-        hook.render_map_fences(text, "x.md", index)
+        render_map_fences(text, "x.md", index)
     assert str(info.value) == (
         f"docs/x.md:{line}: compare.model 'tiny' has no asset for sentence "
         f"'fluffy-creature'; models with one: {MODEL}"
@@ -372,7 +378,7 @@ def test_compare_model_without_the_sentence_names_the_models_that_have_it():
 def test_an_asset_listed_in_the_index_but_missing_on_disk(tmp_path):
     text, line = page(GOOD)
     with pytest.raises(hook.MapFenceError) as info:
-        hook.render_map_fences(text, "x.md", INDEX, root=tmp_path)
+        render_map_fences(text, "x.md", INDEX, root=tmp_path)
     assert str(info.value) == (
         f"docs/x.md:{line}: docs/assets/attention/{MODEL}/fluffy-creature.json is listed "
         "in the index but missing: run 'make precompute'"
@@ -405,16 +411,15 @@ def test_line_numbers_count_the_front_matter_and_earlier_lab_fences():
         head: 99
         ```
     """)
-    # what MkDocs and lab_fences hand on: no front matter, the lab fence a placeholder
-    markdown = source.split("---\n", 2)[2].replace(
-        "```lab\nlab: attention_pattern\n```", "\n<div>\n<p>lab</p>\n</div>\n"
-    )
+    # what MkDocs hands on: no front matter; the lab fence is rendered in the same pass
+    markdown, _ = meta.get_data(source)
+    assert not markdown.startswith("---")
     with pytest.raises(hook.MapFenceError, match=r"^docs/lessons/x.md:14: head 99 "):
-        render(markdown, source=source)
+        render(markdown, source=source, kinds=("lab", hook.NAME))
 
 
-def test_map_fence_error_is_a_lab_fence_error_and_a_plugin_error():
-    assert issubclass(hook.MapFenceError, hook.lab_fences.LabFenceError)
+def test_map_fence_error_is_a_fence_error_and_a_plugin_error():
+    assert issubclass(hook.MapFenceError, scanner.FenceError)
     assert issubclass(hook.MapFenceError, PluginError)
 
 
@@ -468,9 +473,7 @@ def test_a_bad_map_fence_fails_the_real_build_with_file_and_line(tmp_path):
 
 def test_a_good_map_fence_builds_into_a_lesson_page(tmp_path):
     text, _ = map_lesson(f"{GOOD}\nlayer: 2\nhead: 3")
-    config = project_copy(
-        tmp_path, pages={"lessons/99-map.md": text}, nav=[("Map", "lessons/99-map.md")]
-    )
+    config = project_copy(tmp_path, pages={"lessons/99-map.md": text})
     proc, output = mkdocs_build(tmp_path / "site", config)
     assert proc.returncode == 0, output  # --strict: the lesson gate has nothing to say
     built = (tmp_path / "site" / "lessons" / "99-map" / "index.html").read_text()

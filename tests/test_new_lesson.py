@@ -1,13 +1,18 @@
-"""`make new-lesson NAME=...` (build_scripts/new_lesson.py): the scaffolded lesson is in the
-nav, passes the lesson gate and builds; bad and existing names fail saying what to do."""
+"""`make new-lesson NAME=...` (build_scripts/new_lesson.py): the lesson, its notebook and its
+claims test are scaffolded; the lesson passes the lesson gate and builds, in the derived nav,
+linked to its notebook; bad and existing names fail saying what to do."""
 
 import shutil
 import subprocess
+import sys
 
 import pytest
-from lesson_checks import REQUIRED_FENCES, lesson_problems
-from new_lesson import TEMPLATE, add_to_nav, main
+import yaml
 from test_build import ROOT, mkdocs_build, project_copy
+
+from build_scripts.hooks import lessons
+from build_scripts.hooks.lesson_checks import REQUIRED_FENCES, lesson_problems
+from build_scripts.new_lesson import NOTEBOOK_TEMPLATE, TEMPLATE, TEST_TEMPLATE, main
 
 
 @pytest.fixture
@@ -17,48 +22,81 @@ def project(tmp_path):
 
 
 def test_scaffolded_lesson_is_in_the_nav_and_builds(project, capsys):
+    nav_before = (project / "mkdocs.yml").read_text("utf-8")
     assert main(["04-multi-head-attention", "--root", str(project)]) == 0
     out = capsys.readouterr().out
     assert "wrote docs/lessons/04-multi-head-attention.md" in out
-    assert "added '- Multi head attention: lessons/04-multi-head-attention.md'" in out
+    assert "wrote docs/notebooks/04-multi-head-attention.py" in out
+    assert "wrote tests/lessons/test_04_multi_head_attention.py" in out
+    assert (project / "mkdocs.yml").read_text("utf-8") == nav_before  # no nav edit
     lesson = project / "docs" / "lessons" / "04-multi-head-attention.md"
     text = lesson.read_text("utf-8")
     assert text.startswith("---\ntitle: Multi head attention\n")
     assert "$title" not in text
-    assert not TEMPLATE.is_relative_to(ROOT / "docs")  # the template is never built as a page
+    for template in (TEMPLATE, NOTEBOOK_TEMPLATE, TEST_TEMPLATE):
+        assert not template.is_relative_to(ROOT / "docs")  # never built as a page
 
-    problems = lesson_problems(text, "docs/lessons/04-multi-head-attention.md")
+    known = lessons.discover(project / "docs")
+    problems = lesson_problems(text, "docs/lessons/04-multi-head-attention.md", known_lessons=known)
     proc, output = mkdocs_build(project / "site", project / "mkdocs.yml")
     assert set(REQUIRED_FENCES) <= {"lab", "exercise"}  # the template holds one of each
     assert problems == []
     assert proc.returncode == 0, output
-    page = project / "site" / "lessons" / "04-multi-head-attention" / "index.html"
-    assert 'class="attn-lab"' in page.read_text("utf-8")
+    page = (project / "site" / "lessons" / "04-multi-head-attention" / "index.html").read_text()
+    assert 'class="attn-lab"' in page
+    assert "../../notebooks/04-multi-head-attention/" in page  # the build links the notebook
+    assert 'href="../03-attention-pattern/"' in page  # its prerequisite, as a link
+    assert "(0.659, 0.242, 0.099)" in page and "{{ weights" not in page  # numbers computed
     home = (project / "site" / "index.html").read_text("utf-8")
     assert "lessons/04-multi-head-attention/" in home  # in the nav of every page
+    assert "notebooks/04-multi-head-attention/" in home
+    notebook = project / "site" / "notebooks" / "04-multi-head-attention.ipynb"
+    assert notebook.is_file()
 
 
-def test_nav_entry_goes_in_number_order_and_keeps_the_file_as_it_was(tmp_path):
-    yml = tmp_path / "mkdocs.yml"
-    shutil.copy(ROOT / "mkdocs.yml", yml)
-    before = yml.read_text("utf-8").split("\n")
-    assert add_to_nav(yml, "Scores", "lessons/02-scores.md")
-    assert add_to_nav(yml, "Multi-head attention", "lessons/07-multi-head.md")
-    after = yml.read_text("utf-8").split("\n")
-    added = [line for line in after if line not in before]
-    assert added == [
-        "      - Scores: lessons/02-scores.md",
-        "      - Multi-head attention: lessons/07-multi-head.md",
-    ]
-    i = after.index("      - The attention pattern: lessons/03-attention-pattern.md")
-    assert after[i - 1] == added[0] and after[i + 1] == added[1]
-    assert [line for line in after if line not in added] == before
+def test_scaffolded_claims_test_passes(project):
+    assert main(["05-scores", "--root", str(project)]) == 0
+    test = project / "tests" / "lessons" / "test_05_scores.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
 
 
-def test_without_a_lessons_section_the_line_to_add_is_printed(project, capsys):
-    (project / "mkdocs.yml").write_text("site_name: x\nnav:\n  - Home: index.md\n", "utf-8")
-    assert main(["05-x", "--title", "X", "--root", str(project)]) == 0
-    assert "add this line to the nav yourself:\n    - X: lessons/05-x.md" in capsys.readouterr().out
+def test_derived_nav_lists_lessons_in_number_order_and_keeps_the_rest(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "lessons").mkdir(parents=True)
+    (docs / "notebooks").mkdir()
+    for name, title in [("07-multi-head", "Multi-head attention"), ("02-scores", "Scores")]:
+        (docs / "lessons" / f"{name}.md").write_text(f"---\ntitle: {title}\n---\n# {title}\n")
+    shutil.copy(ROOT / "docs" / "lessons" / "03-attention-pattern.md", docs / "lessons")
+    (docs / "notebooks" / "03-attention-pattern.py").write_text("# %%\n")
+    before = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["nav"]
+    nav = lessons.derive_nav(before, lessons.discover(docs), lessons.notebook_names(docs))
+    assert nav[1] == {
+        "Lessons": [
+            {"Scores": "lessons/02-scores.md"},
+            {"The attention pattern": "lessons/03-attention-pattern.md"},
+            {"Multi-head attention": "lessons/07-multi-head.md"},
+        ]
+    }
+    assert {"Notebooks": [{"The attention pattern": "notebooks/03-attention-pattern.py"}]} in nav
+    explorer = next(i for i, item in enumerate(nav) if "Explorer" in item)
+    assert "Notebooks" in nav[explorer + 1]
+    assert [item for item in nav if not {"Lessons", "Notebooks"} & set(item)] == before
+
+
+def test_without_a_lessons_section_the_lessons_still_get_one(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "lessons").mkdir(parents=True)
+    (docs / "lessons" / "05-x.md").write_text("---\ntitle: X\n---\n")
+    nav = lessons.derive_nav([{"Home": "index.md"}], lessons.discover(docs), [])
+    assert nav == [{"Home": "index.md"}, {"Lessons": [{"X": "lessons/05-x.md"}]}]
 
 
 @pytest.mark.parametrize(
@@ -73,12 +111,18 @@ def test_without_a_lessons_section_the_line_to_add_is_printed(project, capsys):
     ],
 )
 def test_bad_or_existing_name_fails_saying_what_to_do(project, capsys, name, expected):
-    before = sorted((project / "docs" / "lessons").iterdir())
+    def files():
+        return sorted(
+            [*(project / "docs" / "lessons").iterdir(), *(project / "docs" / "notebooks").iterdir()]
+        )
+
+    before = files()
     nav = (project / "mkdocs.yml").read_text("utf-8")
     assert main([name, "--root", str(project)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("new-lesson: ") and expected in err, err
-    assert sorted((project / "docs" / "lessons").iterdir()) == before
+    assert files() == before
+    assert not (project / "tests").exists()
     assert (project / "mkdocs.yml").read_text("utf-8") == nav
 
 

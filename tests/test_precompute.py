@@ -21,6 +21,7 @@ import pytest
 import yaml
 from attention_labs import real_maps
 from attention_labs.attention import causal_mask, softmax
+
 from build_scripts.precompute import precompute_attention as pc
 
 ROOT = Path(__file__).resolve().parents[1]

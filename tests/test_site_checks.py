@@ -12,6 +12,10 @@ import random
 import re
 
 import pytest
+from conftest import SITE
+from test_build import mkdocs_build, project_copy
+
+from build_scripts.compress import compress_site
 from build_scripts.gates.check_site import (
     PageBytes,
     budget_problems,
@@ -20,9 +24,6 @@ from build_scripts.gates.check_site import (
     load_budget,
     site_pages,
 )
-from build_scripts.compress import compress_site
-from conftest import SITE
-from test_build import mkdocs_build, project_copy
 
 # ----------------------------------------------------------------------------
 # (a) the real site
@@ -122,7 +123,7 @@ def test_page_over_budget_fails_with_the_numbers(broken_report):
     assert "kB of HTML+CSS+JS before any lab starts" in message
     assert re.search(r"\(html \d+ kB, css \d+ kB, js \d{3} kB\)", message)  # where it goes
     assert "over the budget of 500 kB" in message
-    assert "build_scripts/budget.json" in message
+    assert "build_scripts/gates/budget.json" in message
     heavy = next(r for r in broken_report.bytes if r.page == "broken/heavy/")
     assert heavy.initial_sent > 700_000
 

@@ -1,4 +1,4 @@
-"""Tests for build_scripts/vendor.py: offline, with tiny fake npm tarballs and wheels."""
+"""Tests for build_scripts/vendor/vendor.py: offline, with tiny fake npm tarballs and wheels."""
 
 from __future__ import annotations
 

@@ -96,7 +96,8 @@ def main(argv=None) -> int:
         f"({total['json3_gz'] / kb:.0f} KB) |",
         "",
         "An asset also carries tokens, per-head statistics and four heads' float32 query, key "
-        "and value vectors. CUDA: run build_scripts/precompute/compare_devices.py on a GPU machine.",
+        "and value vectors. CUDA: run python -m build_scripts.precompute.compare_devices on a "
+        "GPU machine.",
         "",
     ]
     report = "\n".join(lines)

@@ -172,8 +172,9 @@ def lab_section(args) -> list[Row]:
 def budget_section(args) -> list[Row]:
     """Bytes per page (build_scripts/gates/check_site.py), next to the budget in budget.json."""
     import yaml
-    from build_scripts.gates.check_site import budget_for, check_site, load_budget
     from playwright.sync_api import sync_playwright
+
+    from build_scripts.gates.check_site import budget_for, check_site, load_budget
 
     site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get("site_url")
     budget = load_budget()

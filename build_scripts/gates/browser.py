@@ -43,6 +43,4 @@ def chromium_path() -> str:
 
 def launch(playwright, **kwargs):
     """``playwright.chromium.launch`` on Debian's Chromium with ``CHROMIUM_ARGS``."""
-    return playwright.chromium.launch(
-        executable_path=chromium_path(), args=CHROMIUM_ARGS, **kwargs
-    )
+    return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, **kwargs)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The built site in headless Chromium, page by page: the gates a static build cannot check.
 
-    python -m build_scripts.gates.check_site [--site site] [--budget build_scripts/gates/budget.json]
-                                       [--page lessons/03-attention-pattern/ ...] [--no-lab]
+    python -m build_scripts.gates.check_site [--site site]
+        [--budget build_scripts/gates/budget.json]
+        [--page lessons/03-attention-pattern/ ...] [--no-lab]
 
 For every page of the built site (each ``index.html`` and ``404.html``), served by
 build_scripts/serve.py on 127.0.0.1 with every other address unreachable:
@@ -248,7 +249,8 @@ def budget_problems(records: list[PageBytes], budget: dict, where) -> list[str]:
             out.append(
                 f"{where(r.page)}: its lab fetches {r.payload / 1e6:.1f} MB of Pyodide, packages "
                 f"and labs wheel, over the budget of {limits['lab_payload_mb']} MB: load fewer "
-                "packages, or raise lab_payload_mb in build_scripts/gates/budget.json with the reason"
+                "packages, or raise lab_payload_mb in build_scripts/gates/budget.json with the "
+                "reason"
             )
     return out
 
@@ -373,8 +375,8 @@ def check_page(
     for url in dict.fromkeys(external):
         problems.append(
             f"{name}: asks for {url}: a page may load nothing from another host (it must work "
-            "offline and send nothing anywhere): vendor the file (build_scripts/vendor/vendor.py) or "
-            "make it a plain link"
+            "offline and send nothing anywhere): vendor the file "
+            "(build_scripts/vendor/vendor.py) or make it a plain link"
         )
     for item in dict.fromkeys(failed):
         problems.append(

@@ -76,7 +76,7 @@ def render_page(markdown: str, src_path: str, line_offset: int = 0, kinds=None) 
 
 
 def on_config(config):
-    runtime_config.configure(config)  # once per build, for every placeholder
+    runtime_config.on_config(config)  # once per build, for every placeholder
     attention_map.configure(config)
     lessons.configure(config)  # the nav's Lessons and Notebooks sections, from the files
     return config

@@ -149,7 +149,9 @@ def numeric_answers(spec: dict, namespace: dict, where: str) -> list[dict]:
         try:
             v = np.asarray(eval(a["value"], namespace), dtype=np.float64)
         except Exception as err:
-            raise ExerciseError(f"{what}: {a['value']!r} raised {type(err).__name__}: {err}") from None
+            raise ExerciseError(
+                f"{what}: {a['value']!r} raised {type(err).__name__}: {err}"
+            ) from None
         if v.ndim > 2 or v.size == 0 or v.size > 64:
             raise ExerciseError(
                 f"{what}: must be a number, vector or matrix of 1-64 values, got {v.shape}"

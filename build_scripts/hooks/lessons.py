@@ -116,9 +116,7 @@ def prerequisites(meta: dict) -> list[str] | None:
 def prerequisite_problems(source: str, meta: dict, where: str, known) -> list[str]:
     """A message per prerequisite that looks like a lesson name but is not a lesson."""
     items = prerequisites(meta) or []
-    line = next(
-        (k + 1 for k, text in enumerate(source.split("\n")) if PREREQ_LINE.match(text)), 1
-    )
+    line = next((k + 1 for k, text in enumerate(source.split("\n")) if PREREQ_LINE.match(text)), 1)
     return [
         f"{where}:{line}: prerequisite {item!r} is not a lesson: name a file of "
         f"docs/lessons/ without '.md' ({', '.join(sorted(known)) or 'none yet'}), "
@@ -132,9 +130,7 @@ def prerequisites_line(items: list[str], lessons: dict[str, Lesson]) -> str:
     """The Markdown shown to the reader, e.g. ``**Before this lesson:** [Title](01-x.md).``"""
     if not items:
         return "**Before this lesson:** nothing; it starts from scratch."
-    shown = [
-        f"[{lessons[item].title}]({item}.md)" if item in lessons else item for item in items
-    ]
+    shown = [f"[{lessons[item].title}]({item}.md)" if item in lessons else item for item in items]
     text = "; ".join(shown)
     return f"**Before this lesson:** {text}" + ("" if text.endswith((".", "!", "?")) else ".")
 

@@ -14,10 +14,10 @@ from mkdocs.exceptions import PluginError
 
 MANIFEST = Path("vendor/manifest.json")
 WHEELS = Path("vendor/labs")
-RUNTIME: dict = {}  # filled by configure(): {wheel, pyodide_index_url, pyodide}
+RUNTIME: dict = {}  # filled by on_config(): {wheel, pyodide_index_url, pyodide}
 
 
-def configure(config) -> dict:
+def on_config(config):
     """Fill ``RUNTIME`` from the vendored runtime under ``config["docs_dir"]`` and
     ``extra.labs``; PluginError saying which make target to run when it is missing."""
     manifest = Path(config["docs_dir"]) / MANIFEST
@@ -40,7 +40,7 @@ def configure(config) -> dict:
         pyodide_index_url=settings.get("pyodide_index_url") or None,
         pyodide="vendor/pyodide/",
     )
-    return RUNTIME
+    return config
 
 
 JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')

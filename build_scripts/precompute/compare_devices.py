@@ -1,6 +1,7 @@
 """Check that a GPU precompute gives the CPU's attention weights, and time both.
 
-    python -m build_scripts.precompute.compare_devices --model sentence-transformers/all-MiniLM-L6-v2
+    python -m build_scripts.precompute.compare_devices \
+        --model sentence-transformers/all-MiniLM-L6-v2
 
 For each model: load it on the CPU and on CUDA (float32, eager attention), run every sentence
 of docs/data/sentences.yaml (CPU in batches of 8, CUDA in one batch), and report the largest
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from build_scripts.precompute import precompute_attention as pc
 
 TOLERANCE = 1e-4

@@ -404,7 +404,9 @@ def _download(source: dict, workdir: Path, *, what: str) -> Path:
         return download_npm(source["spec"], workdir, what=what)
     if kind == "pypi":
         return download_pypi(source["requirement"], workdir, what=what)
-    raise VendorError(f"{what}: unknown source type {kind!r} in build_scripts/vendor/vendor-lock.json")
+    raise VendorError(
+        f"{what}: unknown source type {kind!r} in build_scripts/vendor/vendor-lock.json"
+    )
 
 
 def cache_path(cache: Path, source: dict) -> Path:
@@ -445,7 +447,8 @@ def fetch_source(
         if actual != expected:
             raise VendorError(
                 f"{what}: downloaded {source['file']} has sha256 {actual}, expected {expected} "
-                f"(pin in build_scripts/vendor/vendor-lock.json); delete {show(target)} if present and "
+                f"(pin in build_scripts/vendor/vendor-lock.json); delete {show(target)} if present "
+                "and "
                 f"rerun {RERUN}; if it persists the registry serves different bytes: do not "
                 f"change the pin without reviewing the new file"
             )
@@ -703,7 +706,9 @@ def check(lock: dict, dest: Path, *, log: Log = _log) -> bool:
         if len(found) > 20:
             log(f"vendor: check: ... and {len(found) - 20} more")
         return False
-    log(f"vendor: check: all {n} files in {show(dest)}/ match build_scripts/vendor/vendor-lock.json")
+    log(
+        f"vendor: check: all {n} files in {show(dest)}/ match build_scripts/vendor/vendor-lock.json"
+    )
     return True
 
 
