@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 from attention_labs import cells
-from conftest import ROOT, SITE, RecordedPage
+from helpers import ROOT, SITE, RecordedPage
 
 from build_scripts.hooks import exercise, scanner
 

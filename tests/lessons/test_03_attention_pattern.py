@@ -7,19 +7,18 @@ the prose, its numbers fence or the code without the others fails a test."""
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from attention_labs import attention_logits, entropy_bits, real_maps, softmax
 from attention_labs.labs import run_lab
+from helpers import ROOT
 from mkdocs.utils import meta
 
 from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
-ROOT = Path(__file__).resolve().parents[1]
 LESSON_PATH = ROOT / "docs" / "lessons" / "03-attention-pattern.md"
 SOURCE = LESSON_PATH.read_text(encoding="utf-8")
 # The prose as the build renders it: numbers filled, the numbers fence gone, other fences kept.

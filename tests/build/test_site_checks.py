@@ -12,8 +12,7 @@ import random
 import re
 
 import pytest
-from conftest import SITE
-from test_build import mkdocs_build, project_copy
+from helpers import SITE, mkdocs_build, project_copy
 
 from build_scripts.compress import compress_site
 from build_scripts.gates.check_site import (

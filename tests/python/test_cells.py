@@ -6,16 +6,15 @@ starter does not."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from attention_labs import cells
+from helpers import ROOT
 
 from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 EXERCISES = list(exercise.all_exercises(DOCS))
 

@@ -10,10 +10,9 @@ import textwrap
 
 import pytest
 from attention_labs.labs import LABS, lab_schema
+from helpers import ROOT, broken_lesson, mkdocs_build, project_copy, site_markdown
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import meta
-from test_build import ROOT, broken_lesson, mkdocs_build, project_copy
-from test_lab_fences import site_markdown
 
 from build_scripts import hooks
 from build_scripts.hooks import attention_map as hook

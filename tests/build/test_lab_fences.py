@@ -6,13 +6,11 @@ import html
 import json
 import re
 import textwrap
-from pathlib import Path
 from types import SimpleNamespace
 
-import markdown as md
 import pytest
-import yaml
 from attention_labs.labs import lab_schema, run_lab
+from helpers import ROOT, site_markdown
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import meta
 
@@ -20,7 +18,6 @@ from build_scripts import hooks
 from build_scripts.hooks import attention_map, runtime, scanner
 from build_scripts.hooks.lab import LabFenceError
 
-ROOT = Path(__file__).resolve().parents[1]
 DATA_RE = re.compile(r'data-config="([^"]*)"')
 LAB_DATA_RE = re.compile(r'<div class="attn-lab"[^>]*data-config="([^"]*)"')
 
@@ -47,20 +44,6 @@ def fence_error(markdown, src_path="lessons/x.md"):
     with pytest.raises(LabFenceError) as info:
         render_lab_fences(markdown, src_path)
     return str(info.value)
-
-
-def site_markdown(text):
-    """`text` through Python-Markdown with the extensions and settings of mkdocs.yml."""
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
-    extensions, settings = [], {}
-    for item in config["markdown_extensions"]:
-        if isinstance(item, dict):
-            ((name, options),) = item.items()
-            extensions.append(name)
-            settings[name] = options or {}
-        else:
-            extensions.append(item)
-    return md.markdown(text, extensions=extensions, extension_configs=settings)
 
 
 # ----------------------------------------------------------------------------

@@ -4,8 +4,7 @@ anything: benchmarks measure, tests check the report's shape."""
 
 import subprocess
 
-from conftest import SITE
-from test_build import ROOT
+from helpers import ROOT, SITE
 
 from build_scripts.bench.bench_report import (
     OUT,

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import yaml
-from test_build import ROOT, mkdocs_build, project_copy
+from helpers import ROOT, mkdocs_build, project_copy
 
 from build_scripts.hooks import lessons
 from build_scripts.hooks.lesson_checks import REQUIRED_FENCES, lesson_problems

@@ -3,16 +3,13 @@ are lessons, required fences and a Sources section, each missing part named with
 and what to add; the nav entry is derived (build_scripts/hooks/lessons.py). Fixture lessons
 live in tests/fixtures/lessons/; the last tests run the real `mkdocs build --strict`."""
 
-from pathlib import Path
-
 import pytest
-from test_build import mkdocs_build, project_copy
+from helpers import FIXTURES, ROOT, mkdocs_build, project_copy
 
 from build_scripts.hooks import lesson_checks, lessons
 from build_scripts.hooks.lesson_checks import REQUIRED_FENCES, fence_kinds, lesson_problems
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures" / "lessons"
+FIXTURES = FIXTURES / "lessons"
 WITH_EXERCISE = ("lab", "exercise")
 
 
