@@ -57,8 +57,8 @@ def render_page(markdown: str, src_path: str, line_offset: int = 0, kinds=None) 
         stop = len(lines) if fence.end is None else fence.end
         if fence.info in kinds:
             out += ["", kinds[fence.info].render(fence, page), ""]
-        elif fence.info == numbers.NAME and namespace is not None:
-            pass  # the numbers fence is not shown
+        elif fence.info == numbers.NAME:
+            pass  # a numbers fence is not shown
         else:
             out += lines[fence.start : stop]
         at = stop

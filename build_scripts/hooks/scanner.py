@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mkdocs.exceptions import PluginError
 
@@ -92,11 +92,7 @@ class Page:
     src_path: str
     offset: int = 0
     n_cells: int = 0  # pycell fences rendered so far
-    exercise_ids: dict = None  # exercise id -> where it was first used
-
-    def __post_init__(self):
-        if self.exercise_ids is None:
-            self.exercise_ids = {}
+    exercise_ids: dict = field(default_factory=dict)  # exercise id -> where first used
 
     def where(self, fence: Fence) -> str:
         """``docs/<file>:<line>`` of the fence's opening line in the file."""
