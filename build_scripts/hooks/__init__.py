@@ -16,6 +16,8 @@ Modules here import each other relatively only: MkDocs imports this package as `
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from . import attention_map, exercise, lab, lesson_checks, lessons, notebooks, numbers, pycell
 from . import runtime as runtime_config
 from .scanner import Page, front_matter_lines, scan
@@ -79,6 +81,7 @@ def on_config(config):
     runtime_config.on_config(config)  # once per build, for every placeholder
     attention_map.configure(config)
     lessons.configure(config)  # the nav's Lessons and Notebooks sections, from the files
+    numbers.DOCS["dir"] = Path(config["docs_dir"])
     return config
 
 

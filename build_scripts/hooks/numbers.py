@@ -1,7 +1,8 @@
 """Numbers in prose, computed at build time.
 
 A page defines its numbers in one or more hidden ```numbers fences of Python, run here (in
-order, top to bottom) with ``np`` (NumPy), ``math`` and ``attention_labs`` imported:
+order, top to bottom) with ``np`` (NumPy), ``math`` and ``attention_labs`` imported and
+``docs`` the docs folder (a ``pathlib.Path``, to read a committed asset):
 
     ```numbers
     from attention_labs import softmax
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import attention_labs
 import numpy as np
@@ -31,6 +33,9 @@ from .scanner import Fence, FenceError, Page
 NAME = "numbers"
 TEMPLATE = re.compile(r"\{\{\s*(.+?)(?::([<>^+\- #0-9,._]*[bcdeEfFgGn%]))?\s*\}\}")
 CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+DOCS = {"dir": Path(__file__).resolve().parents[2] / "docs"}  # on_config sets the build's
 
 
 class NumbersError(FenceError):
@@ -58,7 +63,13 @@ def fill(text: str, namespace: dict, where: str, error=NumbersError) -> str:
 
 
 def new_namespace() -> dict:
-    return {"np": np, "math": math, "attention_labs": attention_labs, "__name__": "__numbers__"}
+    return {
+        "np": np,
+        "math": math,
+        "attention_labs": attention_labs,
+        "docs": DOCS["dir"],
+        "__name__": "__numbers__",
+    }
 
 
 def run(fence: Fence, page: Page, namespace: dict) -> None:

@@ -76,6 +76,7 @@ def test_the_prose_numbers_are_computed_not_typed():
         ("(0.864, 0.117, 0.019)", "{{ softmax(scores / t_sharp):.3f }}"),
         ("(0.502, 0.304, 0.194)", "{{ softmax(scores / t_flat):.3f }}"),
         ("deviation of 8 when", "deviation of {{ math.sqrt(d_head):g }} when"),
+        ("layer 0, head 2 of", "layer {{ real_layer }}, head {{ real_head }} of"),
     ]:
         assert typed not in prose and expression in prose, typed
         assert typed.strip("()") in TEXT  # ... and the page shows the same number
