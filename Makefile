@@ -53,7 +53,8 @@ lint: $(VENV)/.test-installed node_modules/.installed
 check-site: $(VENV)/.test-installed node_modules/.installed build
 	$(PY) -m build_scripts.gates.check_site
 
-## new-lesson: docs/lessons/$(NAME).md from the lesson template, added to the nav
+## new-lesson: docs/lessons/$(NAME).md, docs/notebooks/$(NAME).py and its claims test in
+##   tests/lessons/ from build_scripts/templates/ (the nav is derived from the files)
 ##   e.g. make new-lesson NAME=04-multi-head-attention [TITLE="Multi-head attention"]
 new-lesson: $(VENV)/.site-installed
 	$(PY) -m build_scripts.new_lesson "$(NAME)" $(if $(TITLE),--title "$(TITLE)")
