@@ -32,6 +32,10 @@ export function destroyDetached() {
     } catch (err) {
       console.error("destroying a component of the previous page failed", err);
     }
+    // Material keeps a reference into every page it swaps away (its table of contents),
+    // and so that page's whole tree. An empty copy in place of the component's root lets
+    // the component's elements, their listeners and its state go all the same.
+    if (component.root.parentNode) component.root.replaceWith(component.root.cloneNode(false));
   }
 }
 
