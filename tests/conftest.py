@@ -5,13 +5,11 @@ from __future__ import annotations
 import shutil
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 import yaml
+from helpers import ROOT, SITE, RecordedPage
 
-ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "site"
 sys.path.insert(0, str(ROOT / "build_scripts"))
 
 CHROMIUM_ARGS = [
@@ -76,28 +74,6 @@ def browser():
         chromium = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
-
-
-class RecordedPage:
-    """A fresh browser context and page, recording every request (workers' too)."""
-
-    def __init__(self, browser, base: str):
-        self.base = base
-        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        self.context.on("request", lambda r: self.requests.append(r.url))
-        self.page = self.context.new_page()
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def external_requests(self) -> list[str]:
-        return [
-            u
-            for u in self.requests
-            if not u.startswith(self.base)
-            and not u.startswith("data:")
-            and not u.startswith("blob:")
-        ]
 
 
 @pytest.fixture

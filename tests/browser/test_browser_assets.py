@@ -6,13 +6,12 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 from attention_labs import real_maps
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SITE_ASSETS = ROOT / "site" / "assets" / "attention"
 ASSET = "all-minilm-l6-v2/bank-river.json"
 

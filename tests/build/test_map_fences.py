@@ -12,8 +12,7 @@ import textwrap
 import pytest
 from attention_labs.labs import LABS, lab_schema
 from mkdocs.exceptions import PluginError
-from test_build import ROOT, broken_lesson, mkdocs_build, project_copy
-from test_lab_fences import site_markdown
+from helpers import ROOT, broken_lesson, mkdocs_build, project_copy, site_markdown
 
 
 def load(name):

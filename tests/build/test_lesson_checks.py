@@ -7,10 +7,9 @@ from pathlib import Path
 import lesson_checks
 import pytest
 from lesson_checks import REQUIRED_FENCES, fence_kinds, lesson_problems
-from test_build import mkdocs_build, project_copy
+from helpers import FIXTURES, ROOT, mkdocs_build, project_copy
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures" / "lessons"
+FIXTURES = FIXTURES / "lessons"
 WITH_EXERCISE = ("lab", "exercise")
 
 

@@ -15,8 +15,8 @@ import yaml
 from attention_labs.labs import lab_schema, run_lab
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import meta
+from helpers import ROOT, site_markdown
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_hook():
@@ -49,20 +49,6 @@ def fence_error(markdown, src_path="lessons/x.md"):
     with pytest.raises(hook.LabFenceError) as info:
         hook.render_lab_fences(markdown, src_path)
     return str(info.value)
-
-
-def site_markdown(text):
-    """`text` through Python-Markdown with the extensions and settings of mkdocs.yml."""
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
-    extensions, settings = [], {}
-    for item in config["markdown_extensions"]:
-        if isinstance(item, dict):
-            ((name, options),) = item.items()
-            extensions.append(name)
-            settings[name] = options or {}
-        else:
-            extensions.append(item)
-    return md.markdown(text, extensions=extensions, extension_configs=settings)
 
 
 # ----------------------------------------------------------------------------

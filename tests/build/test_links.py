@@ -4,7 +4,7 @@ page that holds the link."""
 
 import pytest
 import yaml
-from test_build import ROOT, mkdocs_build, project_copy
+from helpers import ROOT, mkdocs_build, project_copy
 
 PAGE = """---
 title: Links

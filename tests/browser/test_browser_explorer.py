@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
 from attention_labs import real_maps
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "docs" / "assets" / "attention"
 INDEX = json.loads((ASSETS / "index.json").read_text("utf-8"))
 MODEL = INDEX["models"][0]

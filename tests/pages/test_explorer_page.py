@@ -3,11 +3,10 @@ against them: changing the prose or the assets without the other fails here."""
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGE = re.sub(r"\s+", " ", (ROOT / "docs" / "explorer" / "index.md").read_text("utf-8"))
 MINILM = ROOT / "docs" / "assets" / "attention" / "all-minilm-l6-v2"
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from lesson_checks import REQUIRED_FENCES, lesson_problems
 from new_lesson import TEMPLATE, add_to_nav, main
-from test_build import ROOT, mkdocs_build, project_copy
+from helpers import ROOT, mkdocs_build, project_copy
 
 
 @pytest.fixture

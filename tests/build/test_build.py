@@ -17,12 +17,8 @@ import pytest
 import yaml
 from attention_labs.labs import run_lab
 
-ROOT = Path(__file__).resolve().parents[1]
-MKDOCS = Path(sys.executable).with_name("mkdocs")
-if not MKDOCS.exists():
-    MKDOCS = ROOT / ".venv" / "bin" / "mkdocs"
-VENDOR = ROOT / "docs" / "vendor"
-LESSON = "lessons/03-attention-pattern"
+from helpers import LESSON, ROOT, VENDOR, broken_lesson, mkdocs_build, project_copy
+
 # a lab placeholder's JSON (an attention map's placeholder has data-config too)
 DATA_RE = re.compile(r'<div class="attn-lab"[^>]*data-config="([^"]*)"')
 
@@ -34,88 +30,6 @@ def vendored_runtime():
             "docs/vendor/manifest.json is missing: run 'make build' first "
             "(it vendors the browser runtime and builds the labs wheel; 'make test' does it)"
         )
-
-
-def mkdocs_build(site_dir, config_file=None):
-    cmd = [str(MKDOCS), "build", "--strict", "-d", str(site_dir)]
-    if config_file is not None:
-        cmd += ["-f", str(config_file)]
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    return proc, proc.stdout + proc.stderr
-
-
-def project_copy(tmp_path, pages=None, nav=(), vendor=True):
-    """A copy of the project's mkdocs.yml and docs/ under tmp_path.
-
-    ``pages`` maps extra docs-relative paths to their text, ``nav`` lists (title, path)
-    entries added to the Lessons section, and ``vendor=False`` leaves docs/vendor out
-    (otherwise it is a symlink to the real one). Returns the config file's path."""
-    docs = tmp_path / "docs"
-    shutil.copytree(
-        ROOT / "docs", docs, ignore=lambda d, names: ["vendor"] if Path(d) == ROOT / "docs" else []
-    )
-    if vendor:
-        (docs / "vendor").symlink_to(VENDOR, target_is_directory=True)
-    for rel, text in (pages or {}).items():
-        (docs / rel).parent.mkdir(parents=True, exist_ok=True)
-        (docs / rel).write_text(text, encoding="utf-8")
-
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    config["docs_dir"] = str(docs)
-    config["site_dir"] = str(tmp_path / "site")
-    config["hooks"] = [str((ROOT / hook).resolve()) for hook in config["hooks"]]
-    for title, rel in nav:
-        lessons = next(item for item in config["nav"] if "Lessons" in item)["Lessons"]
-        lessons.append({title: rel})
-    config_file = tmp_path / "mkdocs.yml"
-    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return config_file
-
-
-def broken_lesson(*fence_body):
-    """A lesson with front matter whose lab fence holds ``fence_body``; returns the text
-    and the 1-based line of the fence's opening ```lab."""
-    lines = [
-        "---",
-        "title: Broken",
-        "summary: A lesson with a bad lab fence.",
-        "prerequisites: none",
-        "---",
-        "",
-        "# Broken",
-        "",
-        "Some text with math, \\(x^2\\).",
-        "",
-        "```lab",
-        *fence_body,
-        "```",
-        "",
-        "After.",
-        "",
-        # the lesson gate (build_scripts/lesson_checks.py) wants an exercise and sources
-        "```exercise",
-        "kind: code",
-        "id: twice",
-        "title: Twice",
-        "prompt: Return twice x.",
-        "starter: |",
-        "  def twice(x):",
-        "      return x",
-        "solution: |",
-        "  def twice(x):",
-        "      return 2 * x",
-        "checks:",
-        "  - name: doubles",
-        "    code: assert twice(3) == 6",
-        "```",
-        "",
-        "## Sources",
-        "",
-        "- None.",
-        "",
-    ]
-    return "\n".join(lines), lines.index("```lab") + 1
 
 
 # ----------------------------------------------------------------------------

@@ -6,14 +6,12 @@ stored weights first, then Python's recompute; destroy() stops its listeners."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 from attention_labs import real_maps
 from attention_labs.labs import lab_schema, run_lab
-from test_real_head import head_params
+from helpers import ROOT, head_params
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSET = "all-minilm-l6-v2/fluffy-creature.json"
 LESSON = "lessons/03-attention-pattern/"  # any built page with the site's scripts
 PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine

@@ -10,7 +10,7 @@ import cell_fences
 import numpy as np
 import pytest
 from attention_labs import cells
-from conftest import ROOT, SITE, RecordedPage
+from helpers import ROOT, SITE, RecordedPage
 
 LESSON = "lessons/03-attention-pattern/"
 NOTEBOOK = "notebooks/03-attention-pattern/"

@@ -5,14 +5,13 @@ is checked here: its reference solution passes its hidden checks, its starter do
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import cell_fences
 import numpy as np
 import pytest
 from attention_labs import cells
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 EXERCISES = list(cell_fences.all_exercises(DOCS))
 

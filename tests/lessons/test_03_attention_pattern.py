@@ -5,15 +5,14 @@ so changing the prose or the code without the other fails a test."""
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from attention_labs import attention_logits, entropy_bits, real_maps, softmax
 from attention_labs.labs import run_lab
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 LESSON_PATH = ROOT / "docs" / "lessons" / "03-attention-pattern.md"
 SOURCE = LESSON_PATH.read_text(encoding="utf-8")
 TEXT = re.sub(r"\s+", " ", SOURCE)  # prose wraps lines anywhere: compare with single spaces

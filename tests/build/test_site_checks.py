@@ -21,8 +21,7 @@ from check_site import (
     site_pages,
 )
 from compress import compress_site
-from conftest import SITE
-from test_build import mkdocs_build, project_copy
+from helpers import SITE, mkdocs_build, project_copy
 
 # ----------------------------------------------------------------------------
 # (a) the real site

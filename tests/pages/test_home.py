@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
 
 
 def test_home_page_states_the_size_of_python_a_lab_downloads():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +13,8 @@ import torch
 from attention_labs import real_maps
 from attention_labs.labs import lab_schema, run_lab, run_lab_json
 from attention_labs.params import LabParameterError
+from helpers import ROOT, head_params
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "docs" / "assets" / "attention"
 INDEX = json.loads((ASSETS / "index.json").read_text("utf-8"))
 ASSET_PATHS = [a["path"] for a in INDEX["assets"]]
@@ -24,21 +23,6 @@ TOLERANCE = 1 / 255 + 1e-4  # stored weights are bytes / 255; q and k are float3
 
 def load(path: str) -> dict:
     return json.loads((ASSETS / path).read_text("utf-8"))
-
-
-def head_params(asset: dict, entry: dict, **changes) -> dict:
-    """The lab's parameters for one qkv head, at the model's own settings."""
-    params = {
-        "tokens": asset["tokens"]["text"],
-        "q": entry["q"],
-        "k": entry["k"],
-        "d_head": asset["qkv"]["d_head"],
-        "scale": True,
-        "temperature": 1.0,
-        "causal": asset["model"]["causal"],
-        "stored": asset["attention"]["data"][entry["layer"]][entry["head"]],
-    }
-    return params | changes
 
 
 def recompute(asset: dict, entry: dict, **changes) -> dict:

@@ -5,8 +5,7 @@ anything: benchmarks measure, tests check the report's shape."""
 import subprocess
 
 from bench_report import OUT, SECTIONS, Row, machine, render, rows_from_table, write_report
-from conftest import SITE
-from test_build import ROOT
+from helpers import ROOT, SITE
 
 INFO = {"CPU": "Test CPU", "cores": "2", "OS": "Linux", "browser": "Chromium 1", "Python": "3"}
 

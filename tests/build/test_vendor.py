@@ -15,8 +15,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "build_scripts" / "vendor.py"
 LOCK = ROOT / "build_scripts" / "vendor-lock.json"
 

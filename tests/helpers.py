@@ -1,0 +1,156 @@
+"""Helpers shared by the test modules (imported as ``helpers``: pytest's ``pythonpath``
+setting in pyproject.toml puts tests/ on the path). Fixtures live in conftest.py; no test
+module imports another."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import markdown as md
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "site"
+FIXTURES = ROOT / "tests" / "fixtures"
+MKDOCS = Path(sys.executable).with_name("mkdocs")
+if not MKDOCS.exists():
+    MKDOCS = ROOT / ".venv" / "bin" / "mkdocs"
+VENDOR = ROOT / "docs" / "vendor"
+LESSON = "lessons/03-attention-pattern"
+
+
+def mkdocs_build(site_dir, config_file=None):
+    cmd = [str(MKDOCS), "build", "--strict", "-d", str(site_dir)]
+    if config_file is not None:
+        cmd += ["-f", str(config_file)]
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return proc, proc.stdout + proc.stderr
+
+
+def project_copy(tmp_path, pages=None, nav=(), vendor=True):
+    """A copy of the project's mkdocs.yml and docs/ under tmp_path.
+
+    ``pages`` maps extra docs-relative paths to their text, ``nav`` lists (title, path)
+    entries added to the Lessons section, and ``vendor=False`` leaves docs/vendor out
+    (otherwise it is a symlink to the real one). Returns the config file's path."""
+    docs = tmp_path / "docs"
+    shutil.copytree(
+        ROOT / "docs", docs, ignore=lambda d, names: ["vendor"] if Path(d) == ROOT / "docs" else []
+    )
+    if vendor:
+        (docs / "vendor").symlink_to(VENDOR, target_is_directory=True)
+    for rel, text in (pages or {}).items():
+        (docs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (docs / rel).write_text(text, encoding="utf-8")
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config["docs_dir"] = str(docs)
+    config["site_dir"] = str(tmp_path / "site")
+    config["hooks"] = [str((ROOT / hook).resolve()) for hook in config["hooks"]]
+    for title, rel in nav:
+        lessons = next(item for item in config["nav"] if "Lessons" in item)["Lessons"]
+        lessons.append({title: rel})
+    config_file = tmp_path / "mkdocs.yml"
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return config_file
+
+
+def broken_lesson(*fence_body):
+    """A lesson with front matter whose lab fence holds ``fence_body``; returns the text
+    and the 1-based line of the fence's opening ```lab."""
+    lines = [
+        "---",
+        "title: Broken",
+        "summary: A lesson with a bad lab fence.",
+        "prerequisites: none",
+        "---",
+        "",
+        "# Broken",
+        "",
+        "Some text with math, \\(x^2\\).",
+        "",
+        "```lab",
+        *fence_body,
+        "```",
+        "",
+        "After.",
+        "",
+        # the lesson gate (build_scripts/lesson_checks.py) wants an exercise and sources
+        "```exercise",
+        "kind: code",
+        "id: twice",
+        "title: Twice",
+        "prompt: Return twice x.",
+        "starter: |",
+        "  def twice(x):",
+        "      return x",
+        "solution: |",
+        "  def twice(x):",
+        "      return 2 * x",
+        "checks:",
+        "  - name: doubles",
+        "    code: assert twice(3) == 6",
+        "```",
+        "",
+        "## Sources",
+        "",
+        "- None.",
+        "",
+    ]
+    return "\n".join(lines), lines.index("```lab") + 1
+
+
+def site_markdown(text):
+    """`text` through Python-Markdown with the extensions and settings of mkdocs.yml."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    extensions, settings = [], {}
+    for item in config["markdown_extensions"]:
+        if isinstance(item, dict):
+            ((name, options),) = item.items()
+            extensions.append(name)
+            settings[name] = options or {}
+        else:
+            extensions.append(item)
+    return md.markdown(text, extensions=extensions, extension_configs=settings)
+
+
+def head_params(asset: dict, entry: dict, **changes) -> dict:
+    """The lab's parameters for one qkv head, at the model's own settings."""
+    params = {
+        "tokens": asset["tokens"]["text"],
+        "q": entry["q"],
+        "k": entry["k"],
+        "d_head": asset["qkv"]["d_head"],
+        "scale": True,
+        "temperature": 1.0,
+        "causal": asset["model"]["causal"],
+        "stored": asset["attention"]["data"][entry["layer"]][entry["head"]],
+    }
+    return params | changes
+
+
+class RecordedPage:
+    """A fresh browser context and page, recording every request (workers' too)."""
+
+    def __init__(self, browser, base: str):
+        self.base = base
+        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.context.on("request", lambda r: self.requests.append(r.url))
+        self.page = self.context.new_page()
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def external_requests(self) -> list[str]:
+        return [
+            u
+            for u in self.requests
+            if not u.startswith(self.base)
+            and not u.startswith("data:")
+            and not u.startswith("blob:")
+        ]
