@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import RecordedPage
+from helpers import RecordedPage
 
 LESSON = "lessons/03-attention-pattern/"
 EXPLORER = "explorer/"
@@ -215,8 +215,9 @@ def test_keyboard_focus_ring_on_every_control_in_both_palettes(recorded, scheme)
             page.keyboard.press("Tab")
             ring = page.evaluate(RING, selector)
             assert ring["match"], (scheme, selector, ring)
-            visible = (ring["outline"] != "none" and ring["width"] >= 2) or ring[
-                "shadow"
-            ] not in ("", "none")
+            visible = (ring["outline"] != "none" and ring["width"] >= 2) or ring["shadow"] not in (
+                "",
+                "none",
+            )
             assert visible, (scheme, selector, ring)
     assert recorded.errors == []
