@@ -6,18 +6,11 @@ Needs docs/vendor (the vendored browser runtime and labs wheel): `make build` ma
 
 import html
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-import yaml
 from attention_labs.labs import run_lab
-
-from helpers import LESSON, ROOT, VENDOR, broken_lesson, mkdocs_build, project_copy
+from helpers import LESSON, VENDOR, broken_lesson, mkdocs_build, project_copy
 
 # a lab placeholder's JSON (an attention map's placeholder has data-config too)
 DATA_RE = re.compile(r'<div class="attn-lab"[^>]*data-config="([^"]*)"')

@@ -6,17 +6,13 @@ import importlib.util
 import json
 import re
 import textwrap
-from pathlib import Path
 from types import SimpleNamespace
 
-import markdown as md
 import pytest
-import yaml
 from attention_labs.labs import lab_schema, run_lab
+from helpers import ROOT, site_markdown
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import meta
-from helpers import ROOT, site_markdown
-
 
 
 def load_hook():

@@ -2,12 +2,10 @@
 section and a nav entry, each missing part named with its file and what to add. Fixture
 lessons live in tests/fixtures/lessons/; the last tests run the real `mkdocs build --strict`."""
 
-from pathlib import Path
-
 import lesson_checks
 import pytest
-from lesson_checks import REQUIRED_FENCES, fence_kinds, lesson_problems
 from helpers import FIXTURES, ROOT, mkdocs_build, project_copy
+from lesson_checks import REQUIRED_FENCES, fence_kinds, lesson_problems
 
 FIXTURES = FIXTURES / "lessons"
 WITH_EXERCISE = ("lab", "exercise")

@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 from attention_labs.labs import LABS, lab_schema
-from mkdocs.exceptions import PluginError
 from helpers import ROOT, broken_lesson, mkdocs_build, project_copy, site_markdown
+from mkdocs.exceptions import PluginError
 
 
 def load(name):

@@ -5,9 +5,9 @@ import shutil
 import subprocess
 
 import pytest
+from helpers import ROOT, mkdocs_build, project_copy
 from lesson_checks import REQUIRED_FENCES, lesson_problems
 from new_lesson import TEMPLATE, add_to_nav, main
-from helpers import ROOT, mkdocs_build, project_copy
 
 
 @pytest.fixture
