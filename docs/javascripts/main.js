@@ -5,15 +5,29 @@
 // exercise, explorer/ for an attention map. A page without any loads none of them.
 import { runtime } from "./runtime/lab-runtime.js";
 import { destroyDetached, liveCount, onEveryPage } from "./runtime/page.js";
+import { renderMath } from "./katex-init.js";
 import { nameSearchDialog } from "./ui/material-a11y.js";
 
 // A read-only inspection handle for tests and benchmarks (tests/, build_scripts/bench.py):
 // nothing in the site reads it; modules import what they use.
 window.AttnLabs = Object.freeze({ runtime, liveCount });
 
-// [placeholders not mounted yet, the module that mounts them, its mount function]
-const PARTS = [
-  [".attn-lab:not([data-status])", () => import("./labs/controller.js"), "mountLabs"],
+const LAB_NAME = /^[a-z][a-z0-9_]*$/;
+
+/** Import the labs' widget modules (labs/<name>.js) alongside the controller, not after
+ * it: the lab's first picture waits for both, so one round of fetches instead of two. */
+function prefetchWidgets() {
+  for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
+    const name = /"lab":\s*"([^"]+)"/.exec(root.dataset.config || "")?.[1];
+    if (name && LAB_NAME.test(name)) import(`./labs/${name}.js`).catch(() => {});
+  }
+}
+
+// [placeholders not mounted yet, the module that mounts them, its mount function], labs
+// first: cells and maps are imported once the labs have drawn, so that nothing competes
+// with a lab's first picture.
+const LABS = [".attn-lab:not([data-status])", () => import("./labs/controller.js"), "mountLabs"];
+const OTHERS = [
   [
     ".attn-cell:not([data-state]), .attn-exercise:not([data-mounted])",
     () => import("./cells/index.js"),
@@ -22,27 +36,33 @@ const PARTS = [
   [".attn-map:not([data-state])", () => import("./explorer/index.js"), "mountMaps"],
 ];
 
-function mountPage() {
+/** Import and run the mount of one kind of placeholder if the page has any. */
+function mountPart([selector, load, mount]) {
+  if (!document.querySelector(selector)) return Promise.resolve();
+  return load().then(
+    (module) => module[mount](),
+    (err) => {
+      // The build's static content stays; say why nothing became live.
+      for (const root of document.querySelectorAll(selector)) {
+        root.dataset.failed = "true";
+        root.append(
+          Object.assign(document.createElement("p"), {
+            className: "attn-lab__error",
+            textContent: `This part of the page could not be loaded: ${err.message}`,
+          }),
+        );
+      }
+    },
+  );
+}
+
+async function mountPage() {
   destroyDetached();
   nameSearchDialog();
-  for (const [selector, load, mount] of PARTS) {
-    if (!document.querySelector(selector)) continue;
-    load().then(
-      (module) => module[mount](),
-      (err) => {
-        // The build's static content stays; say why nothing became live.
-        for (const root of document.querySelectorAll(selector)) {
-          root.dataset.failed = "true";
-          root.append(
-            Object.assign(document.createElement("p"), {
-              className: "attn-lab__error",
-              textContent: `This part of the page could not be loaded: ${err.message}`,
-            }),
-          );
-        }
-      },
-    );
-  }
+  prefetchWidgets();
+  await mountPart(LABS);
+  await Promise.all(OTHERS.map(mountPart));
+  renderMath(); // last: KaTeX must not delay the labs, cells and maps
 }
 
 onEveryPage(mountPage);

@@ -41,6 +41,8 @@ def isolated(browser, isolated_server):
 def open_cells(rec):
     page = rec.page
     page.goto(rec.base + LESSON)
+    # The cells are mounted (their module imported), then the editor loads as one is near.
+    page.wait_for_selector(f"{CELL}[data-state]", state="attached")
     page.locator(CELL).first.scroll_into_view_if_needed()
     page.wait_for_selector(f"{CELL} .cm-editor")
     return page
@@ -262,6 +264,7 @@ def test_numeric_exercise_explains_empty_and_unreadable_boxes(recorded):
 
 def check_code(page, code) -> str:
     exercise = page.locator("#exercise-masked-softmax")
+    page.wait_for_selector("#exercise-masked-softmax[data-checks]", state="attached")
     exercise.scroll_into_view_if_needed()
     page.wait_for_selector("#exercise-masked-softmax .cm-editor")
     n = int(exercise.get_attribute("data-checks"))

@@ -53,6 +53,7 @@ def test_lab_page_imports_its_labs_widget_found_from_the_name(recorded):
         "(c) => c.getBoundingClientRect().top < innerHeight * 1.5)"
     ):
         assert not [p for p in paths if "codemirror" in p]
+    page.wait_for_selector(".attn-cell[data-state]", state="attached")
     page.locator(".attn-cell").first.scroll_into_view_if_needed()
     page.wait_for_selector(".attn-cell .cm-editor")
     assert "vendor/codemirror/codemirror.min.js" in local_paths(recorded)
@@ -98,6 +99,8 @@ def visits(rec, n: int, ours: bool) -> list[dict]:
     cdp = page.context.new_cdp_session(page)
     out = []
     for _ in range(n):
+        if ours:
+            page.locator(".attn-cell[data-state]").first.wait_for(state="attached")
         page.locator(".attn-cell").first.scroll_into_view_if_needed()
         page.locator(".attn-map").first.scroll_into_view_if_needed()
         if ours:

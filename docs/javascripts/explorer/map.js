@@ -12,6 +12,7 @@ import { HeadCache } from "./head-cache.js";
 import { HeadPanel } from "./head-panel.js";
 import { button, checkbox, modelName, select } from "./parts.js";
 import { RecomputePanel } from "./recompute.js";
+import { assetPath, clampToAsset, entryFor, fitToIndex, initialState, modelsFor } from "./state.js";
 import { readUrl, writeUrl } from "./url-state.js";
 
 let uid = 0;
@@ -28,18 +29,7 @@ export class AttentionMap {
     this.config = config;
     this.id = `attn-map-${++uid}`;
     this.explorer = Boolean(config.explorer);
-    this.state = {
-      model: config.model,
-      sentence: config.sentence,
-      view: config.view || (this.explorer ? "model" : "head"),
-      layer: config.layer ?? 0,
-      head: config.head ?? 0,
-      query: config.query ?? null,
-      stat: "previous_token",
-      order: "layer",
-      exclude_first: Boolean(config.exclude_first),
-      compare: config.compare ? { model: config.model, ...config.compare } : null,
-    };
+    this.state = initialState(config, this.explorer);
     this.timings = { started: performance.now() };
     this.index = null;
     this.cache = null;
@@ -203,44 +193,15 @@ export class AttentionMap {
       return;
     }
     if (!this.root.isConnected) return;
-    this._checkState();
+    this.linkNotes = fitToIndex(this.state, this.index, this.config);
+    this._note(this.linkNotes);
     this._fillPickers();
     await this.loadSentence();
   }
 
+  /** The models with an asset of `sentence` (the compare panel's model picker). */
   modelsFor(sentence) {
-    const slugs = new Set(
-      this.index.assets.filter((a) => a.sentence === sentence).map((a) => a.model),
-    );
-    return this.index.models.filter((m) => slugs.has(m.slug));
-  }
-
-  _entry(model, sentence) {
-    return this.index?.assets.find((a) => a.model === model && a.sentence === sentence);
-  }
-
-  /** Fall back to the configured model and sentence when a link names unknown ones. */
-  _checkState() {
-    const s = this.state;
-    const notes = [];
-    if (!this.index.models.some((m) => m.slug === s.model)) {
-      notes.push(`model “${s.model}” is not among the precomputed models`);
-      s.model = this._entry(this.config.model, s.sentence)
-        ? this.config.model
-        : this.index.models[0].slug;
-    }
-    if (!this._entry(s.model, s.sentence)) {
-      notes.push(`there is no map of sentence “${s.sentence}” for this model`);
-      s.sentence = this._entry(s.model, this.config.sentence)
-        ? this.config.sentence
-        : this.index.assets.find((a) => a.model === s.model).sentence;
-    }
-    if (s.compare?.model && !this._entry(s.compare.model, s.sentence)) {
-      notes.push(`the compared model “${s.compare.model}” has no map of this sentence`);
-      s.compare.model = s.model;
-    }
-    this.linkNotes = notes;
-    this._note(notes);
+    return modelsFor(this.index, sentence);
   }
 
   _note(notes) {
@@ -280,24 +241,20 @@ export class AttentionMap {
     this.sentenceSel.select.value = this.state.sentence;
   }
 
-  _path(model, sentence) {
-    return this._entry(model, sentence)?.path ?? `${model}/${sentence}.json`;
-  }
-
   async loadSentence() {
     const token = ++this.loadToken;
     const s = this.state;
     this.error.hidden = true;
-    const entry = this._entry(s.model, s.sentence);
+    const entry = entryFor(this.index, s.model, s.sentence);
     const size = entry ? ` (${Math.round(entry.bytes / 1000)} kB)` : "";
     this._setStatus(`Downloading the attention map of ${s.model} on “${s.sentence}”${size}…`, true);
     this.timings.requested = performance.now();
     let asset;
     let compare = null;
     try {
-      asset = await loadAsset(this._path(s.model, s.sentence));
+      asset = await loadAsset(assetPath(this.index, s.model, s.sentence));
       if (s.compare && s.compare.model !== s.model)
-        compare = await loadAsset(this._path(s.compare.model, s.sentence));
+        compare = await loadAsset(assetPath(this.index, s.compare.model, s.sentence));
     } catch (err) {
       if (token !== this.loadToken || !this.root.isConnected) return;
       this.modelView.hidden = true;
@@ -311,7 +268,9 @@ export class AttentionMap {
     this.timings.loaded = performance.now();
     this.cache = new HeadCache(asset);
     this.compareCache = compare ? new HeadCache(compare) : null;
-    this._clampState();
+    const notes = clampToAsset(this.state, asset, compare);
+    if (notes.length) this._note([...(this.linkNotes || []), ...notes]);
+    this.linkNotes = [];
     this.sentence.textContent = `Sentence “${asset.sentence.id}”: ${asset.sentence.text}`;
     this._setStatus(
       `${modelName(asset.model.id)} (${asset.model.causal ? "decoder: each token sees only earlier ones" : "encoder: every token sees every token"}), ` +
@@ -319,27 +278,6 @@ export class AttentionMap {
       false,
     );
     this.render();
-  }
-
-  _clampState() {
-    const s = this.state;
-    const { n_layers, n_heads } = this.cache.asset.model;
-    const notes = [];
-    const clamp = (what, v, max) => {
-      if (Number.isInteger(v) && v >= 0 && v < max) return v;
-      notes.push(`${what} ${v} (this model has ${what}s 0–${max - 1})`);
-      return 0;
-    };
-    s.layer = clamp("layer", s.layer, n_layers);
-    s.head = clamp("head", s.head, n_heads);
-    if (s.query !== null) s.query = clamp("query", s.query, this.cache.asset.seq_len);
-    if (s.compare) {
-      const m = (this.compareCache || this.cache).asset.model;
-      s.compare.layer = clamp("layer", s.compare.layer ?? s.layer, m.n_layers);
-      s.compare.head = clamp("head", s.compare.head ?? (s.head + 1) % m.n_heads, m.n_heads);
-    }
-    if (notes.length) this._note([...(this.linkNotes || []), ...notes]);
-    this.linkNotes = [];
   }
 
   // --- State -------------------------------------------------------------------
@@ -350,7 +288,7 @@ export class AttentionMap {
       if (this.explorer) {
         this._note([]);
         // A model without this sentence: keep the model, take its first sentence.
-        if (!this._entry(this.state.model, this.state.sentence))
+        if (!entryFor(this.index, this.state.model, this.state.sentence))
           this.state.sentence = this.index.assets.find(
             (a) => a.model === this.state.model,
           ).sentence;
