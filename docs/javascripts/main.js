@@ -36,11 +36,20 @@ const OTHERS = [
   [".attn-map:not([data-state])", () => import("./explorer/index.js"), "mountMaps"],
 ];
 
+// Modules already imported, by mount function: a later page mounts with them at once (an
+// import() of a loaded module still waits a task, and the new page would show its bare
+// placeholders meanwhile).
+const loaded = new Map();
+
 /** Import and run the mount of one kind of placeholder if the page has any. */
 function mountPart([selector, load, mount]) {
   if (!document.querySelector(selector)) return Promise.resolve();
+  if (loaded.has(mount)) return Promise.resolve(loaded.get(mount)[mount]());
   return load().then(
-    (module) => module[mount](),
+    (module) => {
+      loaded.set(mount, module);
+      return module[mount]();
+    },
     (err) => {
       // The build's static content stays; say why nothing became live.
       for (const root of document.querySelectorAll(selector)) {

@@ -224,6 +224,7 @@ def fill(page, answers, shift=0.0, wrong=None):
 def test_numeric_exercise_rejects_a_wrong_value_and_accepts_values_within_tolerance(recorded):
     page = recorded.page
     page.goto(recorded.base + LESSON)
+    page.wait_for_selector("#exercise-attention-by-hand[data-mounted]", state="attached")
     spec, answers = numeric_reference()
     exercise = page.locator("#exercise-attention-by-hand")
     total = sum(len(a["values"]) for a in answers)
@@ -243,6 +244,7 @@ def test_numeric_exercise_rejects_a_wrong_value_and_accepts_values_within_tolera
     assert exercise.get_attribute("data-solved") == "true"
     assert exercise.locator(".attn-exercise__badge").is_visible()
     page.reload()
+    page.wait_for_selector("#exercise-attention-by-hand[data-mounted]", state="attached")
     assert page.locator("#exercise-attention-by-hand .attn-exercise__badge").is_visible()
     stored = page.evaluate(
         "() => Object.keys(localStorage).filter((k) => k.startsWith('attn-labs'))"
@@ -253,6 +255,7 @@ def test_numeric_exercise_rejects_a_wrong_value_and_accepts_values_within_tolera
 def test_numeric_exercise_explains_empty_and_unreadable_boxes(recorded):
     page = recorded.page
     page.goto(recorded.base + LESSON)
+    page.wait_for_selector("#exercise-attention-by-hand[data-mounted]", state="attached")
     page.fill("input[name='scores-0-0']", "0,707")  # a decimal comma is read too
     page.fill("input[name='scores-0-1']", "zero")
     page.locator("#exercise-attention-by-hand button.attn-exercise__check").click()

@@ -4,7 +4,15 @@
 import { runtime } from "../runtime/lab-runtime.js";
 import { el } from "../ui/dom.js";
 import { Editor } from "./editor.js";
-import { addOutputs, button, clearOutput, codeParts, destroyCode, endRun } from "./parts.js";
+import {
+  addOutputs,
+  button,
+  clearOutput,
+  codeParts,
+  destroyCode,
+  endRun,
+  waitingText,
+} from "./parts.js";
 
 const STORE = "attn-labs:solved:";
 

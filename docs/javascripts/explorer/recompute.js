@@ -64,7 +64,10 @@ export class RecomputePanel {
   }
 
   async _start(start, asset, entry, key) {
-    const box = el("div"); // mountLab makes it an .attn-lab
+    // A lab from the start (its styles, and tests find it), marked as being set up so that
+    // no page pass mounts it as a placeholder while its widget loads.
+    const box = el("div", "attn-lab");
+    box.dataset.status = "loading";
     start.replaceWith(box);
     try {
       const { realHeadData } = await loadWidget(this.config.lab);

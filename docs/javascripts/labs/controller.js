@@ -15,12 +15,14 @@ import { runtime } from "../runtime/lab-runtime.js";
 import { el } from "../ui/dom.js";
 
 const LAB_NAME = /^[a-z][a-z0-9_]*$/; // a module name in labs/, never a path
+const widgets = new Map(); // name -> widget module, once imported
 
 /**
  * The widget module of lab `name` (labs/<name>.js), imported once by the browser.
  * @returns {Promise<{mount(body: HTMLElement, lab: LabController): object}>}
  */
 export async function loadWidget(name) {
+  if (widgets.has(name)) return widgets.get(name); // no task's wait on a later page
   if (typeof name !== "string" || !LAB_NAME.test(name))
     throw new Error(`No widget for the lab ${JSON.stringify(name)}: not a lab name.`);
   let widget;
@@ -31,6 +33,7 @@ export async function loadWidget(name) {
   }
   if (typeof widget.mount !== "function")
     throw new Error(`No widget for the lab "${name}": labs/${name}.js exports no mount.`);
+  widgets.set(name, widget);
   return widget;
 }
 
