@@ -159,6 +159,7 @@ def cells_bench(pw, repeats: int) -> list[str]:
     try:
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         page.goto(base + LESSON)
+        page.wait_for_selector(".attn-cell[data-state]", state="attached")  # cells mounted
         page.locator(".attn-cell").first.scroll_into_view_if_needed()
         page.wait_for_function("() => window.AttnLabs.runtime.state === 'ready'", timeout=120_000)
         trivial = page.evaluate(CELL_JS, [repeats])

@@ -49,7 +49,7 @@ BUDGET = HERE / "budget.json"
 LAB = ".attn-lab"  # a lab placeholder (build_scripts/lab_fences.py)
 FAILING_IMPACTS = ("serious", "critical")
 # What a lab fetches to start: the worker, Pyodide + NumPy, the labs wheel.
-PAYLOAD_PREFIXES = ("vendor/pyodide/", "vendor/labs/", "javascripts/pyodide-worker.js")
+PAYLOAD_PREFIXES = ("vendor/pyodide/", "vendor/labs/", "javascripts/runtime/pyodide-worker.js")
 PAGE_TYPES = {".html": "html", ".css": "css", ".js": "js", ".mjs": "js"}
 PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
 SETTLE_MS = 15_000  # most a page may keep the network busy after "load"

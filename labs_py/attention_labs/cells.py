@@ -1,8 +1,8 @@
 """Run readers' code cells and check their exercises: the Python side of ```pycell and
 ```exercise fences.
 
-The browser's worker (docs/javascripts/pyodide-worker.js) calls :func:`run_cell_json` and
-:func:`check_code_json`; the build (build_scripts/hooks/exercise.py) and the tests call the
+The browser's worker (docs/javascripts/runtime/pyodide-worker.js) calls :func:`run_cell_json`
+and :func:`check_code_json`; the build (build_scripts/hooks/exercise.py) and the tests call the
 same functions in CPython, so what CI checks is what the reader's browser runs.
 
 A page's cells share one namespace, like a notebook: a dict kept here under the page's key.

@@ -1,4 +1,4 @@
-"""The browser loader of real attention maps (docs/javascripts/attention-assets.js) in Chromium,
+"""The browser loader of real attention maps (docs/javascripts/explorer/assets.js, an ES module) in Chromium,
 against the built site on a local server: schema validation, decoding, clear errors."""
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ ASSET = "all-minilm-l6-v2/bank-river.json"
 def loader(recorded):
     page = recorded.page
     page.goto(recorded.base)
-    page.add_script_tag(url=recorded.base + "javascripts/attention-assets.js")
-    page.wait_for_function("() => window.AttnAssets")
+    # The module, bound to a page global for these tests only (the site sets none).
+    page.evaluate(
+        "async (url) => { window.AttnAssets = await import(url); }",
+        recorded.base + "javascripts/explorer/assets.js",
+    )
     return recorded
 
 

@@ -42,6 +42,8 @@ def isolated(browser, isolated_server):
 def open_cells(rec):
     page = rec.page
     page.goto(rec.base + LESSON)
+    # The cells are mounted (their module imported), then the editor loads as one is near.
+    page.wait_for_selector(f"{CELL}[data-state]", state="attached")
     page.locator(CELL).first.scroll_into_view_if_needed()
     page.wait_for_selector(f"{CELL} .cm-editor")
     return page
@@ -223,6 +225,7 @@ def fill(page, answers, shift=0.0, wrong=None):
 def test_numeric_exercise_rejects_a_wrong_value_and_accepts_values_within_tolerance(recorded):
     page = recorded.page
     page.goto(recorded.base + LESSON)
+    page.wait_for_selector("#exercise-attention-by-hand[data-mounted]", state="attached")
     spec, answers = numeric_reference()
     exercise = page.locator("#exercise-attention-by-hand")
     total = sum(len(a["values"]) for a in answers)
@@ -242,6 +245,7 @@ def test_numeric_exercise_rejects_a_wrong_value_and_accepts_values_within_tolera
     assert exercise.get_attribute("data-solved") == "true"
     assert exercise.locator(".attn-exercise__badge").is_visible()
     page.reload()
+    page.wait_for_selector("#exercise-attention-by-hand[data-mounted]", state="attached")
     assert page.locator("#exercise-attention-by-hand .attn-exercise__badge").is_visible()
     stored = page.evaluate(
         "() => Object.keys(localStorage).filter((k) => k.startsWith('attn-labs'))"
@@ -252,6 +256,7 @@ def test_numeric_exercise_rejects_a_wrong_value_and_accepts_values_within_tolera
 def test_numeric_exercise_explains_empty_and_unreadable_boxes(recorded):
     page = recorded.page
     page.goto(recorded.base + LESSON)
+    page.wait_for_selector("#exercise-attention-by-hand[data-mounted]", state="attached")
     page.fill("input[name='scores-0-0']", "0,707")  # a decimal comma is read too
     page.fill("input[name='scores-0-1']", "zero")
     page.locator("#exercise-attention-by-hand button.attn-exercise__check").click()
@@ -263,6 +268,7 @@ def test_numeric_exercise_explains_empty_and_unreadable_boxes(recorded):
 
 def check_code(page, code) -> str:
     exercise = page.locator("#exercise-masked-softmax")
+    page.wait_for_selector("#exercise-masked-softmax[data-checks]", state="attached")
     exercise.scroll_into_view_if_needed()
     page.wait_for_selector("#exercise-masked-softmax .cm-editor")
     n = int(exercise.get_attribute("data-checks"))

@@ -1,4 +1,4 @@
-"""The attention-map explorer (docs/explorer/, docs/javascripts/explorer.js) in Chromium,
+"""The attention-map explorer (docs/explorer/, docs/javascripts/explorer/) in Chromium,
 on the built site served locally, with the committed real assets."""
 
 from __future__ import annotations

@@ -51,7 +51,10 @@ def test_lesson_shows_prerendered_result_and_katex_before_python(recorded):
     assert state["runs"] == 0
     assert_same_as_cpython(state)  # the build's CPython result, drawn without Pyodide
     assert page.locator(".attn-lab canvas.attn-heatmap").count() == 1
+    # KaTeX loads once the labs are drawn (it must not delay them), still before Python
+    page.wait_for_function("() => document.querySelectorAll('.katex').length > 5")
     assert page.locator(".katex").count() > 5, "KaTeX did not render the lesson's math"
+    assert lab_state(page)["runs"] == 0
     assert page.locator(".attn-lab .attn-lab__table tbody tr").count() == 8
 
 

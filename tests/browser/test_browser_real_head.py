@@ -1,4 +1,5 @@
-"""The real_head lab created at run time (AttnLabs.mountLab + AttnLabs.realHeadData) in a real
+"""The real_head lab created at run time (mountLab of labs/controller.js + realHeadData of
+labs/real_head.js) in a real
 headless Chromium with real Pyodide and NumPy, on a built page, from a committed asset: the
 stored weights first, then Python's recompute; destroy() stops its listeners."""
 
@@ -16,7 +17,9 @@ LESSON = "lessons/03-attention-pattern/"  # any built page with the site's scrip
 PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
 TOLERANCE = 1 / 255 + 1e-4
 
-MOUNT = """async ({path, schema, pick}) => {
+MOUNT = """async ({path, schema, pick, base}) => {
+  const { mountLab } = await import(base + 'javascripts/labs/controller.js');
+  const { realHeadData } = await import(base + 'javascripts/labs/real_head.js');
   // The runtime config the build gave the lesson's own lab (where Pyodide and the wheel are).
   const runtime = JSON.parse(document.querySelector('.attn-lab').dataset.config).runtime;
   const asset = await AttnAssets.loadAsset(path);
@@ -24,8 +27,8 @@ MOUNT = """async ({path, schema, pick}) => {
   const root = document.createElement('div');
   root.id = 'real-head';
   document.querySelector('article').append(root);
-  const data = AttnLabs.realHeadData(asset, entry, {lab: 'real_head', schema, runtime});
-  window.realHead = AttnLabs.mountLab(root, data);
+  const data = realHeadData(asset, entry, {lab: 'real_head', schema, runtime});
+  window.realHead = await mountLab(root, data);
   return data.params;
 }"""
 
@@ -69,9 +72,14 @@ def test_real_head_shows_stored_weights_then_pythons_recompute(recorded):
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(".attn-lab[data-status=initial]")
     # The explorer page will load this script; the lesson does not need it.
-    page.add_script_tag(url=recorded.base + "javascripts/attention-assets.js")
-    page.wait_for_function("() => window.AttnAssets")
-    params = page.evaluate(MOUNT, {"path": ASSET, "schema": lab_schema("real_head"), "pick": pick})
+    page.evaluate(
+        "async (url) => { window.AttnAssets = await import(url); }",
+        recorded.base + "javascripts/explorer/assets.js",
+    )
+    params = page.evaluate(
+        MOUNT,
+        {"path": ASSET, "schema": lab_schema("real_head"), "pick": pick, "base": recorded.base},
+    )
     assert params == head_params(asset, entry)
 
     # 1. The stored weights, drawn at once, and said to be the stored ones.

@@ -3,264 +3,258 @@
 //
 // Tokens are drawn as canvas text, never inserted as HTML. The canvas is one tab stop;
 // the selected cell is described in a live region beside it, and callers should add a
-// text alternative (the pattern widget adds a table).
-(function () {
-  "use strict";
+// text alternative (the pattern widget adds a table). d3-scale-chromatic is a vendored
+// UMD script (the global `d3`), loaded on every page before the modules.
 
-  const MIN_CELL = 6;
-  const MAX_CELL = 44;
-  const MAX_LABEL = 12; // characters of a token drawn as an axis label
-  const PAD = 6; // room inside the canvas for the focus ring, so it never covers a cell
-  // Viridis is dark below ~0.42 and light above: text colour with >= 4.5:1 contrast.
-  const LIGHT_FROM = 0.42;
-  // Viridis (colour-blind safe, perceptually uniform) from d3-scale-chromatic, sampled
-  // once at 256 steps: a cell's colour is then a lookup, not a string interpolation.
-  let ramp = null;
-  function viridisRamp() {
-    if (!ramp) ramp = Array.from({ length: 256 }, (_, i) => d3.interpolateViridis(i / 255));
-    return ramp;
-  }
-  /** The colour of `t` in [0, 1] (clamped). */
-  function colour(t) {
-    return viridisRamp()[Math.round(Math.max(0, Math.min(1, t)) * 255)];
-  }
+const MIN_CELL = 6;
+const MAX_CELL = 44;
+const MAX_LABEL = 12; // characters of a token drawn as an axis label
+const PAD = 6; // room inside the canvas for the focus ring, so it never covers a cell
+// Viridis is dark below ~0.42 and light above: text colour with >= 4.5:1 contrast.
+const LIGHT_FROM = 0.42;
+// Viridis (colour-blind safe, perceptually uniform) from d3-scale-chromatic, sampled
+// once at 256 steps: a cell's colour is then a lookup, not a string interpolation.
+let ramp = null;
+function viridisRamp() {
+  if (!ramp) ramp = Array.from({ length: 256 }, (_, i) => d3.interpolateViridis(i / 255));
+  return ramp;
+}
+/** The viridis colour (a CSS colour string) of `t` in [0, 1] (clamped). */
+export function colour(t) {
+  return viridisRamp()[Math.round(Math.max(0, Math.min(1, t)) * 255)];
+}
 
-  class Heatmap {
-    /**
-     * @param {HTMLElement} container
-     * @param {{label: string, onSelect?: (q: number, k: number) => void,
-     *          onHover?: (q: number, k: number) => void}} options
-     *   onHover gets the cell under the pointer, or (-1, -1) when it leaves the cells.
-     */
-    constructor(container, options) {
-      this.options = options;
-      this.canvas = document.createElement("canvas");
-      this.canvas.className = "attn-heatmap";
-      this.canvas.tabIndex = 0;
-      this.canvas.setAttribute("role", "img");
-      this.canvas.setAttribute("aria-label", options.label);
-      this.wrap = document.createElement("div");
-      this.wrap.className = "attn-heatmap__scroll";
-      this.wrap.append(this.canvas);
-      container.append(this.wrap, this._colourBar());
-      this.data = null;
-      this.selected = null;
-      this.canvas.addEventListener("click", (e) => this._onClick(e));
-      this.canvas.addEventListener("keydown", (e) => this._onKey(e));
-      if (options.onHover) {
-        this.canvas.addEventListener("mousemove", (e) => {
-          const cell = this.cellAt(e.clientX, e.clientY);
-          options.onHover(...(cell || [-1, -1]));
-        });
-        this.canvas.addEventListener("mouseleave", () => options.onHover(-1, -1));
-      }
-      // Redraw when the reader switches between the light and dark palette.
-      this.paletteObserver = new MutationObserver(() => this.draw());
-      this.paletteObserver.observe(document.body, {
-        attributes: true,
-        attributeFilter: ["data-md-color-scheme"],
+export class Heatmap {
+  /**
+   * @param {HTMLElement} container
+   * @param {{label: string, onSelect?: (q: number, k: number) => void,
+   *          onHover?: (q: number, k: number) => void}} options
+   *   onHover gets the cell under the pointer, or (-1, -1) when it leaves the cells.
+   */
+  constructor(container, options) {
+    this.options = options;
+    this.canvas = document.createElement("canvas");
+    this.canvas.className = "attn-heatmap";
+    this.canvas.tabIndex = 0;
+    this.canvas.setAttribute("role", "img");
+    this.canvas.setAttribute("aria-label", options.label);
+    this.wrap = document.createElement("div");
+    this.wrap.className = "attn-heatmap__scroll";
+    this.wrap.append(this.canvas);
+    container.append(this.wrap, this._colourBar());
+    this.data = null;
+    this.selected = null;
+    this.canvas.addEventListener("click", (e) => this._onClick(e));
+    this.canvas.addEventListener("keydown", (e) => this._onKey(e));
+    if (options.onHover) {
+      this.canvas.addEventListener("mousemove", (e) => {
+        const cell = this.cellAt(e.clientX, e.clientY);
+        options.onHover(...(cell || [-1, -1]));
       });
+      this.canvas.addEventListener("mouseleave", () => options.onHover(-1, -1));
     }
+    // Redraw when the reader switches between the light and dark palette.
+    this.paletteObserver = new MutationObserver(() => this.draw());
+    this.paletteObserver.observe(document.body, {
+      attributes: true,
+      attributeFilter: ["data-md-color-scheme"],
+    });
+  }
 
-    /** A legend: the colour map from weight 0 to vmax (decorative; values are in text). */
-    _colourBar() {
-      const bar = document.createElement("div");
-      bar.className = "attn-heatmap__legend";
-      bar.setAttribute("aria-hidden", "true");
-      const stops = Array.from({ length: 11 }, (_, i) => colour(i / 10));
-      const ramp = document.createElement("span");
-      ramp.className = "attn-heatmap__ramp";
-      ramp.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
-      const lo = document.createElement("span");
-      lo.textContent = "weight 0";
-      this.legendHigh = document.createElement("span");
-      this.legendHigh.textContent = "1";
-      bar.append(lo, ramp, this.legendHigh);
-      return bar;
+  /** A legend: the colour map from weight 0 to vmax (decorative; values are in text). */
+  _colourBar() {
+    const bar = document.createElement("div");
+    bar.className = "attn-heatmap__legend";
+    bar.setAttribute("aria-hidden", "true");
+    const stops = Array.from({ length: 11 }, (_, i) => colour(i / 10));
+    const ramp = document.createElement("span");
+    ramp.className = "attn-heatmap__ramp";
+    ramp.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
+    const lo = document.createElement("span");
+    lo.textContent = "weight 0";
+    this.legendHigh = document.createElement("span");
+    this.legendHigh.textContent = "1";
+    bar.append(lo, ramp, this.legendHigh);
+    return bar;
+  }
+
+  /**
+   * @param {{rowLabels: string[], colLabels: string[], values: ArrayLike<number>[],
+   *          masked?: boolean[][], rowNotes?: string[], vmax?: number}} data values in
+   *   [0, 1]; the colour scale runs from 0 to vmax (default 1), larger values saturate.
+   */
+  setData(data) {
+    // Long tokens are shortened on the canvas only; the text around it has them whole.
+    const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
+    data = {
+      ...data,
+      rowLabels: data.rowLabels.map(short),
+      colLabels: data.colLabels.map(short),
+    };
+    this.data = data;
+    this.vmax = data.vmax > 0 ? data.vmax : 1;
+    this.legendHigh.textContent =
+      this.vmax < 1 ? `${this.vmax.toFixed(3)} and above` : String(this.vmax);
+    const n = data.rowLabels.length;
+    const m = data.colLabels.length;
+    if (!this.selected || this.selected[0] >= n || this.selected[1] >= m) this.selected = null;
+    this.draw();
+  }
+
+  /** Stop watching the palette (the canvas's own listeners go with the element). */
+  destroy() {
+    this.paletteObserver.disconnect();
+  }
+
+  select(q, k) {
+    if (!this.data) return;
+    const n = this.data.rowLabels.length;
+    const m = this.data.colLabels.length;
+    this.selected = [Math.max(0, Math.min(n - 1, q)), Math.max(0, Math.min(m - 1, k))];
+    this.draw();
+    if (this.options.onSelect) this.options.onSelect(this.selected[0], this.selected[1]);
+  }
+
+  _layout(ctx) {
+    const { rowLabels, colLabels, rowNotes } = this.data;
+    ctx.font = this.font;
+    const width = (s) => ctx.measureText(s).width;
+    const labelW = PAD + Math.ceil(Math.max(...rowLabels.map(width))) + 10;
+    const labelH = PAD + Math.ceil(Math.max(...colLabels.map(width))) + 10;
+    const room = (this.wrap.clientWidth || 600) - labelW - PAD - 4;
+    let noteW = rowNotes ? Math.ceil(Math.max(...rowNotes.map(width))) + 14 : 0;
+    // On a narrow screen the cells matter more than the notes (the table has them too).
+    if (noteW && (room - noteW) / colLabels.length < 24) noteW = 0;
+    const avail = Math.max(160, room - noteW);
+    const cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / colLabels.length)));
+    return { labelW, labelH, noteW, cell };
+  }
+
+  draw() {
+    if (!this.data) return;
+    const style = getComputedStyle(document.body);
+    const fg = style.getPropertyValue("--md-default-fg-color").trim() || "#222";
+    const muted = style.getPropertyValue("--md-default-fg-color--light").trim() || "#777";
+    const family = `${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`;
+    this.font = `13px ${family}`;
+    const bold = `bold 13px ${family}`; // the selected query and key: weight, not colour
+    const ctx = this.canvas.getContext("2d");
+    this.layout = this._layout(ctx);
+    const L = this.layout;
+    const { rowLabels, colLabels, values, masked, rowNotes } = this.data;
+    const n = rowLabels.length;
+    const m = colLabels.length;
+    const cssW = L.labelW + m * L.cell + L.noteW + PAD;
+    const cssH = L.labelH + n * L.cell + PAD;
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(cssW * dpr);
+    this.canvas.height = Math.round(cssH * dpr);
+    this.canvas.style.width = `${cssW}px`;
+    this.canvas.style.height = `${cssH}px`;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, cssW, cssH);
+    ctx.font = this.font;
+    ctx.textBaseline = "middle";
+    const sel = this.selected;
+
+    // Column labels (keys), rotated to read bottom-up.
+    ctx.textAlign = "left";
+    for (let k = 0; k < m; k++) {
+      ctx.save();
+      ctx.translate(L.labelW + (k + 0.5) * L.cell, L.labelH - 6);
+      ctx.rotate(-Math.PI / 2);
+      ctx.fillStyle = fg;
+      ctx.font = sel && sel[1] === k ? bold : this.font;
+      if (L.cell >= 10 || k % Math.ceil(10 / L.cell) === 0) ctx.fillText(colLabels[k], 0, 0);
+      ctx.restore();
     }
-
-    /**
-     * @param {{rowLabels: string[], colLabels: string[], values: ArrayLike<number>[],
-     *          masked?: boolean[][], rowNotes?: string[], vmax?: number}} data values in
-     *   [0, 1]; the colour scale runs from 0 to vmax (default 1), larger values saturate.
-     */
-    setData(data) {
-      // Long tokens are shortened on the canvas only; the text around it has them whole.
-      const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
-      data = {
-        ...data,
-        rowLabels: data.rowLabels.map(short),
-        colLabels: data.colLabels.map(short),
-      };
-      this.data = data;
-      this.vmax = data.vmax > 0 ? data.vmax : 1;
-      this.legendHigh.textContent =
-        this.vmax < 1 ? `${this.vmax.toFixed(3)} and above` : String(this.vmax);
-      const n = data.rowLabels.length;
-      const m = data.colLabels.length;
-      if (!this.selected || this.selected[0] >= n || this.selected[1] >= m) this.selected = null;
-      this.draw();
-    }
-
-    /** Stop watching the palette (the canvas's own listeners go with the element). */
-    destroy() {
-      this.paletteObserver.disconnect();
-    }
-
-    select(q, k) {
-      if (!this.data) return;
-      const n = this.data.rowLabels.length;
-      const m = this.data.colLabels.length;
-      this.selected = [Math.max(0, Math.min(n - 1, q)), Math.max(0, Math.min(m - 1, k))];
-      this.draw();
-      if (this.options.onSelect) this.options.onSelect(this.selected[0], this.selected[1]);
-    }
-
-    _layout(ctx) {
-      const { rowLabels, colLabels, rowNotes } = this.data;
+    // Row labels (queries) and cells.
+    const showNumbers = L.cell >= 36;
+    for (let q = 0; q < n; q++) {
+      const y = L.labelH + q * L.cell;
+      ctx.textAlign = "right";
+      ctx.fillStyle = fg;
+      ctx.font = sel && sel[0] === q ? bold : this.font;
+      if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0)
+        ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
       ctx.font = this.font;
-      const width = (s) => ctx.measureText(s).width;
-      const labelW = PAD + Math.ceil(Math.max(...rowLabels.map(width))) + 10;
-      const labelH = PAD + Math.ceil(Math.max(...colLabels.map(width))) + 10;
-      const room = (this.wrap.clientWidth || 600) - labelW - PAD - 4;
-      let noteW = rowNotes ? Math.ceil(Math.max(...rowNotes.map(width))) + 14 : 0;
-      // On a narrow screen the cells matter more than the notes (the table has them too).
-      if (noteW && (room - noteW) / colLabels.length < 24) noteW = 0;
-      const avail = Math.max(160, room - noteW);
-      const cell = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / colLabels.length)));
-      return { labelW, labelH, noteW, cell };
-    }
-
-    draw() {
-      if (!this.data) return;
-      const style = getComputedStyle(document.body);
-      const fg = style.getPropertyValue("--md-default-fg-color").trim() || "#222";
-      const muted = style.getPropertyValue("--md-default-fg-color--light").trim() || "#777";
-      const family = `${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`;
-      this.font = `13px ${family}`;
-      const bold = `bold 13px ${family}`; // the selected query and key: weight, not colour
-      const ctx = this.canvas.getContext("2d");
-      this.layout = this._layout(ctx);
-      const L = this.layout;
-      const { rowLabels, colLabels, values, masked, rowNotes } = this.data;
-      const n = rowLabels.length;
-      const m = colLabels.length;
-      const cssW = L.labelW + m * L.cell + L.noteW + PAD;
-      const cssH = L.labelH + n * L.cell + PAD;
-      const dpr = window.devicePixelRatio || 1;
-      this.canvas.width = Math.round(cssW * dpr);
-      this.canvas.height = Math.round(cssH * dpr);
-      this.canvas.style.width = `${cssW}px`;
-      this.canvas.style.height = `${cssH}px`;
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      ctx.clearRect(0, 0, cssW, cssH);
-      ctx.font = this.font;
-      ctx.textBaseline = "middle";
-      const sel = this.selected;
-
-      // Column labels (keys), rotated to read bottom-up.
-      ctx.textAlign = "left";
       for (let k = 0; k < m; k++) {
-        ctx.save();
-        ctx.translate(L.labelW + (k + 0.5) * L.cell, L.labelH - 6);
-        ctx.rotate(-Math.PI / 2);
-        ctx.fillStyle = fg;
-        ctx.font = sel && sel[1] === k ? bold : this.font;
-        if (L.cell >= 10 || k % Math.ceil(10 / L.cell) === 0) ctx.fillText(colLabels[k], 0, 0);
-        ctx.restore();
-      }
-      // Row labels (queries) and cells.
-      const showNumbers = L.cell >= 36;
-      for (let q = 0; q < n; q++) {
-        const y = L.labelH + q * L.cell;
-        ctx.textAlign = "right";
-        ctx.fillStyle = fg;
-        ctx.font = sel && sel[0] === q ? bold : this.font;
-        if (L.cell >= 10 || q % Math.ceil(10 / L.cell) === 0)
-          ctx.fillText(rowLabels[q], L.labelW - 6, y + L.cell / 2);
-        ctx.font = this.font;
-        for (let k = 0; k < m; k++) {
-          const x = L.labelW + k * L.cell;
-          if (masked?.[q][k]) {
-            ctx.fillStyle = muted;
-            ctx.globalAlpha = 0.18;
-            ctx.fillRect(x, y, L.cell, L.cell);
-            ctx.globalAlpha = 1;
-            continue;
-          }
-          const v = values[q][k];
-          const t = v / this.vmax;
-          ctx.fillStyle = colour(t);
+        const x = L.labelW + k * L.cell;
+        if (masked?.[q][k]) {
+          ctx.fillStyle = muted;
+          ctx.globalAlpha = 0.18;
           ctx.fillRect(x, y, L.cell, L.cell);
-          if (showNumbers) {
-            ctx.textAlign = "center";
-            ctx.fillStyle = t >= LIGHT_FROM ? "#000" : "#fff";
-            ctx.fillText(v.toFixed(2), x + L.cell / 2, y + L.cell / 2);
-          }
+          ctx.globalAlpha = 1;
+          continue;
         }
-        if (L.noteW && L.cell >= 10) {
-          ctx.textAlign = "left";
-          ctx.fillStyle = fg;
-          ctx.fillText(rowNotes[q], L.labelW + m * L.cell + 8, y + L.cell / 2);
+        const v = values[q][k];
+        const t = v / this.vmax;
+        ctx.fillStyle = colour(t);
+        ctx.fillRect(x, y, L.cell, L.cell);
+        if (showNumbers) {
+          ctx.textAlign = "center";
+          ctx.fillStyle = t >= LIGHT_FROM ? "#000" : "#fff";
+          ctx.fillText(v.toFixed(2), x + L.cell / 2, y + L.cell / 2);
         }
       }
-      if (sel) {
-        // Black outside, white inside: visible on every viridis colour and both palettes.
-        const x = L.labelW + sel[1] * L.cell;
-        const y = L.labelH + sel[0] * L.cell;
-        ctx.lineWidth = 3;
-        ctx.strokeStyle = "#000";
-        ctx.strokeRect(x + 1.5, y + 1.5, L.cell - 3, L.cell - 3);
-        ctx.lineWidth = 1.5;
-        ctx.strokeStyle = "#fff";
-        ctx.strokeRect(x + 3.75, y + 3.75, L.cell - 7.5, L.cell - 7.5);
+      if (L.noteW && L.cell >= 10) {
+        ctx.textAlign = "left";
+        ctx.fillStyle = fg;
+        ctx.fillText(rowNotes[q], L.labelW + m * L.cell + 8, y + L.cell / 2);
       }
     }
-
-    /** The [query, key] cell under viewport point (x, y), or null. */
-    cellAt(clientX, clientY) {
-      if (!this.layout || !this.data) return null;
-      const rect = this.canvas.getBoundingClientRect();
-      const x = clientX - rect.left - this.layout.labelW;
-      const y = clientY - rect.top - this.layout.labelH;
-      if (x < 0 || y < 0) return null;
-      const k = Math.floor(x / this.layout.cell);
-      const q = Math.floor(y / this.layout.cell);
-      if (q >= this.data.rowLabels.length || k >= this.data.colLabels.length) return null;
-      return [q, k];
-    }
-
-    /** The centre of cell (q, k) in canvas CSS pixels (for tests and benchmarks). */
-    cellCentre(q, k) {
-      const L = this.layout;
-      return { x: L.labelW + (k + 0.5) * L.cell, y: L.labelH + (q + 0.5) * L.cell };
-    }
-
-    _onClick(event) {
-      const cell = this.cellAt(event.clientX, event.clientY);
-      if (cell) this.select(...cell);
-    }
-
-    _onKey(event) {
-      if (!this.data) return;
-      const moves = {
-        ArrowUp: [-1, 0],
-        ArrowDown: [1, 0],
-        ArrowLeft: [0, -1],
-        ArrowRight: [0, 1],
-        Home: [0, -1e9],
-        End: [0, 1e9],
-      };
-      const move = moves[event.key];
-      if (!move) return;
-      event.preventDefault();
-      if (!this.selected) return this.select(0, 0);
-      const [q, k] = this.selected;
-      this.select(q + move[0], k + move[1]);
+    if (sel) {
+      // Black outside, white inside: visible on every viridis colour and both palettes.
+      const x = L.labelW + sel[1] * L.cell;
+      const y = L.labelH + sel[0] * L.cell;
+      ctx.lineWidth = 3;
+      ctx.strokeStyle = "#000";
+      ctx.strokeRect(x + 1.5, y + 1.5, L.cell - 3, L.cell - 3);
+      ctx.lineWidth = 1.5;
+      ctx.strokeStyle = "#fff";
+      ctx.strokeRect(x + 3.75, y + 3.75, L.cell - 7.5, L.cell - 7.5);
     }
   }
 
-  window.AttnLabs = window.AttnLabs || { widgets: {} };
-  window.AttnLabs.Heatmap = Heatmap;
-  window.AttnLabs.viridis = colour;
-})();
+  /** The [query, key] cell under viewport point (x, y), or null. */
+  cellAt(clientX, clientY) {
+    if (!this.layout || !this.data) return null;
+    const rect = this.canvas.getBoundingClientRect();
+    const x = clientX - rect.left - this.layout.labelW;
+    const y = clientY - rect.top - this.layout.labelH;
+    if (x < 0 || y < 0) return null;
+    const k = Math.floor(x / this.layout.cell);
+    const q = Math.floor(y / this.layout.cell);
+    if (q >= this.data.rowLabels.length || k >= this.data.colLabels.length) return null;
+    return [q, k];
+  }
+
+  /** The centre of cell (q, k) in canvas CSS pixels (for tests and benchmarks). */
+  cellCentre(q, k) {
+    const L = this.layout;
+    return { x: L.labelW + (k + 0.5) * L.cell, y: L.labelH + (q + 0.5) * L.cell };
+  }
+
+  _onClick(event) {
+    const cell = this.cellAt(event.clientX, event.clientY);
+    if (cell) this.select(...cell);
+  }
+
+  _onKey(event) {
+    if (!this.data) return;
+    const moves = {
+      ArrowUp: [-1, 0],
+      ArrowDown: [1, 0],
+      ArrowLeft: [0, -1],
+      ArrowRight: [0, 1],
+      Home: [0, -1e9],
+      End: [0, 1e9],
+    };
+    const move = moves[event.key];
+    if (!move) return;
+    event.preventDefault();
+    if (!this.selected) return this.select(0, 0);
+    const [q, k] = this.selected;
+    this.select(q + move[0], k + move[1]);
+  }
+}

@@ -83,7 +83,7 @@ def _packed(value: Any) -> Any:
     """JSON encoder hook for the browser: a float array travels as its float64 bytes.
 
     ``{"__ndarray__": base64 of little-endian float64, "shape": [...]}``: exact, and far
-    faster than writing thousands of floats as decimal text (docs/javascripts/runtime.js
+    faster than writing thousands of floats as decimal text (docs/javascripts/runtime/lab-runtime.js
     unpacks it into Float64Array rows). Other arrays become lists.
     """
     if isinstance(value, np.ndarray):

@@ -1,7 +1,7 @@
 // The Python side of the labs: Pyodide + NumPy + the attention_labs wheel, in a worker so
 // that loading and computing never freeze the page.
 //
-// Messages in:  {type: "init", indexURL, wheelURL, interruptBuffer?}
+// Messages in:  {type: "init", indexURL, wheelURL, interruptBuffer?, warmLab?}
 //               {type: "run", id, lab, params}        (params: a JSON string)
 //               {type: "cell", id, page, code, name}  (a code cell, in page's namespace)
 //               {type: "check", id, code, checks}     (a code exercise; checks: JSON)
@@ -38,7 +38,7 @@ async function fetchBytes(url, what) {
   return response.arrayBuffer();
 }
 
-async function init({ indexURL, wheelURL, interruptBuffer: buffer }) {
+async function init({ indexURL, wheelURL, interruptBuffer: buffer, warmLab }) {
   // Start the labs wheel download now so that it overlaps Pyodide's start-up.
   const wheel = fetchBytes(wheelURL, "the labs package");
   wheel.catch(() => {}); // reported when awaited below
@@ -78,7 +78,12 @@ async function init({ indexURL, wheelURL, interruptBuffer: buffer }) {
     "import importlib; importlib.invalidate_caches()\n" +
       "from attention_labs.labs import run_lab_json\nrun_lab_json",
   );
-  runLabJson("attention_pattern", "{}"); // warm the code path so the first click is fast
+  // Warm the code path so the first click is fast: the page's lab by name, or the first
+  // registered lab (a page with cells only). Its defaults may be invalid (real_head needs
+  // q and k): that answer is an {"ok": false}, and the path is warm all the same.
+  const warm =
+    warmLab || pyodide.runPython("from attention_labs.labs import LABS\nnext(iter(LABS))");
+  runLabJson(warm, "{}");
   const cells = pyodide.pyimport("attention_labs.cells");
   // With an interrupt buffer, make time.sleep stoppable too (it sleeps in short slices).
   if (interruptBuffer)

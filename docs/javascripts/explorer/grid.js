@@ -1,0 +1,192 @@
+// The model view: every layer and head of one asset as a thumbnail, with a statistic
+// under each (the most extreme marked), in layer order or ranked; arrow keys move
+// between heads, Enter opens one.
+import { colour } from "../renderers/heatmap.js";
+import { el } from "../ui/dom.js";
+import { fmt, modelName, STATS, select } from "./parts.js";
+
+// {href, layer, head}: the head to focus in a grid redrawn after Back (instant navigation
+// may draw a new map for the same address; it takes the focus over from the old one).
+let refocus = null;
+
+/** After Back from head (layer, head): a grid drawn next for this address focuses it. */
+export function rememberFocus(layer, head) {
+  refocus = { href: location.href, layer, head };
+}
+
+// --- Colours of the thumbnails: the heatmap's viridis ramp as RGB bytes. -----------
+let lut = null;
+function rgbRamp() {
+  if (!lut) {
+    lut = new Uint8ClampedArray(256 * 3);
+    for (let i = 0; i < 256; i++) {
+      const c = d3.color(colour(i / 255)).rgb();
+      lut.set([c.r, c.g, c.b], i * 3);
+    }
+  }
+  return lut;
+}
+
+/** Draw one head's weights (n x n, [query, key]) as n x n pixels; CSS scales them up. */
+function drawThumbnail(canvas, w, n, vmax, causal) {
+  canvas.width = n;
+  canvas.height = n;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(n, n);
+  const px = img.data;
+  const ramp = rgbRamp();
+  for (let q = 0; q < n; q++) {
+    for (let k = 0; k < n; k++) {
+      const i = q * n + k;
+      if (causal && k > q) continue; // masked: transparent, the page shows through
+      const j = Math.round(Math.min(1, w[i] / vmax) * 255) * 3;
+      px[4 * i] = ramp[j];
+      px[4 * i + 1] = ramp[j + 1];
+      px[4 * i + 2] = ramp[j + 2];
+      px[4 * i + 3] = 255;
+    }
+  }
+  ctx.putImageData(img, 0, 0);
+}
+
+export class HeadGrid {
+  /**
+   * @param {AttentionMap} map the owner: its id, state, cache, timings, explorer flag,
+   *   main panel and setState(changes) are used
+   */
+  constructor(map) {
+    this.map = map;
+    const id = (name) => `${map.id}-${name}`;
+    this.root = el("div", "attn-map__model");
+    const gridTop = el("div", "attn-map__controls");
+    this.statSel = select(
+      "Statistic",
+      id("stat"),
+      Object.entries(STATS).map(([k, s]) => [k, s.label]),
+    );
+    this.orderSel = select("Order", id("order"), [
+      ["layer", "By layer"],
+      ["ranked", "Ranked by the statistic"],
+    ]);
+    this.statSel.select.addEventListener("change", () =>
+      map.setState({ stat: this.statSel.select.value }),
+    );
+    this.orderSel.select.addEventListener("change", () =>
+      map.setState({ order: this.orderSel.select.value }),
+    );
+    gridTop.append(this.statSel.wrap, this.orderSel.wrap);
+    this.statHelp = el("p", "attn-map__help");
+    this.gridCaption = el("p", "attn-map__title");
+    this.gridCaption.id = id("grid-caption");
+    this.grid = el("div", "attn-map__grid");
+    this.grid.setAttribute("role", "group");
+    this.grid.setAttribute("aria-labelledby", this.gridCaption.id);
+    this.grid.addEventListener("keydown", (e) => this._onKey(e));
+    this.root.append(this.gridCaption, gridTop, this.statHelp, this.grid);
+  }
+
+  /** Focus the grid's current head (the one with tabindex 0). */
+  focusCurrent() {
+    this.grid.querySelector('[tabindex="0"]')?.focus();
+  }
+
+  /** Draw every head of the map's current asset as a thumbnail with its statistic. */
+  render() {
+    const map = this.map;
+    const t0 = performance.now();
+    const s = map.state;
+    const asset = map.cache.asset;
+    const { n_layers, n_heads } = asset.model;
+    const n = asset.seq_len;
+    const values = asset.head_stats[s.stat];
+    const stat = STATS[s.stat];
+    this.statSel.select.value = s.stat;
+    this.orderSel.select.value = s.order;
+    this.statHelp.textContent =
+      values === null
+        ? `${stat.label}: not available for this sentence (no token repeats).`
+        : `${stat.label}: ${stat.help}. Shown under each head; ${stat.high ? "highest" : "lowest"} marked ★.`;
+    this.gridCaption.textContent = `Every head of ${modelName(asset.model.id)} on “${asset.sentence.id}”: ${n_layers} layers × ${n_heads} heads, layer after layer. Left and right arrows move between heads, up and down between layers; Enter opens a head.`;
+    let order = [];
+    for (let l = 0; l < n_layers; l++) for (let h = 0; h < n_heads; h++) order.push([l, h]);
+    let best = null;
+    if (values) {
+      const v = ([l, h]) => values[l][h];
+      best = order.reduce((a, b) => ((stat.high ? v(b) > v(a) : v(b) < v(a)) ? b : a));
+      if (s.order === "ranked")
+        order = [...order].sort((a, b) => (stat.high ? v(b) - v(a) : v(a) - v(b)));
+    }
+    const cells = order.map(([l, h], i) => {
+      const b = el("button", "attn-map__thumb");
+      b.type = "button";
+      b.dataset.layer = String(l);
+      b.dataset.head = String(h);
+      const value = values ? values[l][h] : null;
+      const mark = best && best[0] === l && best[1] === h;
+      if (mark) b.classList.add("attn-map__thumb--best");
+      const c = el("canvas");
+      c.setAttribute("aria-hidden", "true");
+      const entry = map.cache.get(l, h);
+      drawThumbnail(c, entry.w, n, map.cache.vmax(entry, s.exclude_first), asset.model.causal);
+      const shown = `${mark ? "★ " : ""}${fmt(value, 2)}`;
+      b.append(
+        c,
+        el("span", "attn-map__thumb-label", `L${l} H${h}`),
+        " ",
+        el("span", "attn-map__thumb-value", shown),
+      );
+      // The name starts with the visible text (WCAG 2.5.3), then says it in words.
+      b.setAttribute(
+        "aria-label",
+        `L${l} H${h} ${shown}: layer ${l}, head ${h}, ${stat.label.toLowerCase()} ` +
+          `${fmt(value)}${mark ? ", the most extreme" : ""}`,
+      );
+      b.tabIndex = l === s.layer && h === s.head ? 0 : -1;
+      b.addEventListener("click", () => {
+        map.setState({ view: "head", layer: l, head: h, query: null });
+        // Keep the reader's place: focus moves to the head that opened.
+        map.main.heatmap.canvas.focus();
+      });
+      b.addEventListener("focus", () => {
+        this.focusIndex = i;
+      });
+      return b;
+    });
+    this.grid.style.setProperty("--attn-heads", String(n_heads));
+    this.grid.classList.toggle("attn-map__grid--ranked", s.order === "ranked");
+    this.grid.replaceChildren(...cells);
+    if (refocus && map.explorer && !map.timings.firstGrid && refocus.href === location.href) {
+      const b = this.grid.querySelector(
+        `[data-layer="${refocus.layer}"][data-head="${refocus.head}"]`,
+      );
+      refocus = null;
+      b?.focus();
+    }
+    map.timings.grid = performance.now() - t0;
+    if (!map.timings.firstGrid) {
+      map.timings.firstGrid = performance.now() - map.timings.started;
+      performance.mark("explorer:grid");
+    }
+  }
+
+  _onKey(event) {
+    const buttons = [...this.grid.querySelectorAll("button")];
+    const i = buttons.indexOf(document.activeElement);
+    if (i < 0) return;
+    const cols = this.map.cache.asset.model.n_heads;
+    const step = {
+      ArrowLeft: -1,
+      ArrowRight: 1,
+      ArrowUp: -cols,
+      ArrowDown: cols,
+      Home: -i,
+      End: buttons.length - 1 - i,
+    }[event.key];
+    if (step === undefined) return;
+    event.preventDefault();
+    const j = Math.max(0, Math.min(buttons.length - 1, i + step));
+    buttons[i].tabIndex = -1;
+    buttons[j].tabIndex = 0;
+    buttons[j].focus();
+  }
+}

@@ -1,0 +1,236 @@
+// One shared Python runtime (Pyodide in a Web Worker) for every lab, cell and exercise.
+//
+// Nothing is downloaded until a component asks: `start()` is called when a lab or cell
+// comes near the viewport or a reader touches a control. Calls made before Python is
+// ready are posted at once; the worker holds them until it is ready, so none is lost.
+// The one instance, `runtime`, outlives page changes (instant navigation keeps it).
+import { SITE_ROOT } from "./site.js";
+
+const STARTUP_TIMEOUT_S = 120; // generous: 9 MB (gzip) on a slow connection
+// After Stop, how long Python may take to raise KeyboardInterrupt before the worker is
+// thrown away instead (C code such as a long time.sleep does not look at the buffer).
+const INTERRUPT_GRACE_MS = 1000;
+
+export class LabRuntime extends EventTarget {
+  constructor() {
+    super();
+    this.worker = null;
+    this.state = "idle"; // idle | loading | ready | failed
+    this.progress = { step: 0, total: 5, message: "Python not started" };
+    this.error = null;
+    this.pending = new Map(); // request id -> {resolve, reject}
+    this.nextId = 1;
+    this.config = null; // {wheel, pyodide, pyodide_index_url} from build_scripts/lab_fences.py
+    this.timings = {};
+    this.running = null; // id of the request Python is working on now
+    this.interruptBuffer = null; // set when the page is cross-origin isolated
+    this.warmLab = null; // a lab the worker runs once at start-up (see configure)
+  }
+
+  /**
+   * Take the build's runtime config ({wheel, pyodide, pyodide_index_url}) from the first
+   * component that has one, and remember the first lab's name: the worker runs that lab
+   * once while starting, so the reader's first change is fast (any lab, by name).
+   */
+  configure(config, lab) {
+    this.config = this.config || config || null;
+    if (lab) this.warmLab = this.warmLab || lab;
+  }
+
+  /** Start the worker if it is not running (`configure` has said where Python is). */
+  start() {
+    if (this.worker) return;
+    const cfg = this.config || {};
+    const indexURL =
+      cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href;
+    this.timings = { start: performance.now() };
+    // Stop can interrupt Python only through shared memory, which browsers give to
+    // cross-origin isolated pages (COOP/COEP headers); elsewhere Stop restarts the worker.
+    this.interruptBuffer =
+      self.crossOriginIsolated && typeof SharedArrayBuffer === "function"
+        ? new Uint8Array(new SharedArrayBuffer(1))
+        : null;
+    const worker = new Worker(new URL("pyodide-worker.js", import.meta.url));
+    this.worker = worker;
+    // Events a replaced worker had already queued (a Stop) must not touch the new one.
+    worker.onmessage = (event) => worker === this.worker && this._onMessage(event.data);
+    worker.onerror = (event) => {
+      if (worker === this.worker)
+        this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
+    };
+    this._setState("loading", { step: 1, total: 5, message: "Downloading Python" });
+    // A host that never answers must not leave the reader at "loading" for ever.
+    clearTimeout(this.watchdog);
+    this.watchdog = setTimeout(() => {
+      if (this.state === "loading") this._fail(`no answer after ${STARTUP_TIMEOUT_S} s`);
+    }, STARTUP_TIMEOUT_S * 1000);
+    this.worker.postMessage({
+      type: "init",
+      indexURL,
+      wheelURL: new URL(cfg.wheel, SITE_ROOT).href,
+      interruptBuffer: this.interruptBuffer,
+      warmLab: this.warmLab,
+    });
+  }
+
+  /** Run lab `lab` with `params`; resolves with the worker's parsed JSON answer. */
+  run(lab, params) {
+    this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ type: "run", id, lab, params: JSON.stringify(params) });
+    });
+  }
+
+  /**
+   * Run a code cell in the namespace `page`; `onOutput(items)` gets output while it
+   * runs and `onStart()` is called when Python begins it. Resolves with
+   * {outputs, value, error, interrupted} (attention_labs.cells.run_cell).
+   */
+  runCell(page, code, name, { onOutput, onStart } = {}) {
+    return this._request({ type: "cell", page, code, name }, { onOutput, onStart });
+  }
+
+  /** Run a code exercise's hidden checks on `code`; resolves with check_code's dict. */
+  checkCode(code, checks, { onStart } = {}) {
+    return this._request({ type: "check", code, checks: JSON.stringify(checks) }, { onStart });
+  }
+
+  /** Drop the namespaces of pages other than `keep` (if Python is running at all). */
+  forgetNamespaces(keep) {
+    if (this.worker) this.worker.postMessage({ type: "forget", keep });
+  }
+
+  _request(message, { onOutput, onStart } = {}) {
+    this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onOutput, onStart });
+      this.worker.postMessage({ ...message, id });
+    });
+  }
+
+  /**
+   * Stop the request Python is running now. Cross-origin isolated: KeyboardInterrupt,
+   * and the namespace survives ("interrupted"); otherwise, or if Python does not stop
+   * within INTERRUPT_GRACE_MS, the worker is replaced ("restarted") and every
+   * namespace is gone. Resolves with what happened ("idle" if nothing was running).
+   */
+  async stop() {
+    const id = this.running;
+    if (id === null) return "idle";
+    this.timings.stopAt = performance.now();
+    if (this.interruptBuffer) {
+      this.interruptBuffer[0] = 2; // SIGINT
+      const ended = await new Promise((resolve) => {
+        const t0 = performance.now();
+        const poll = () => {
+          if (!this.pending.has(id)) resolve(true);
+          else if (performance.now() - t0 > INTERRUPT_GRACE_MS) resolve(false);
+          else setTimeout(poll, 20);
+        };
+        poll();
+      });
+      if (ended) return "interrupted";
+    }
+    this.restart("stopped");
+    return "restarted";
+  }
+
+  /** Throw the worker away (stuck, stopped or failed) and start a fresh one. */
+  restart(reason = "retry") {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.running = null;
+    const message =
+      reason === "stopped"
+        ? "Python was restarted to stop the running code"
+        : "Python was restarted";
+    for (const { reject } of this.pending.values())
+      reject(Object.assign(new Error(message), { restarted: true }));
+    this.pending.clear();
+    this.error = null;
+    this.state = "idle";
+    this.dispatchEvent(new CustomEvent("restart", { detail: { reason } }));
+    this.start();
+  }
+
+  _onMessage(msg) {
+    if (msg.at)
+      this.timings[`step${msg.type === "ready" ? 5 : msg.step}`] = msg.at - performance.timeOrigin;
+    if (msg.type === "progress") {
+      this._setState("loading", msg);
+    } else if (msg.type === "ready") {
+      this.timings.ready = performance.now();
+      clearTimeout(this.watchdog);
+      this._setState("ready", { step: 5, total: 5, message: "Python is ready" });
+    } else if (msg.type === "init-error") {
+      this._fail(msg.error);
+    } else if (msg.type === "started") {
+      this.running = msg.id;
+      const waiter = this.pending.get(msg.id);
+      if (waiter?.onStart) waiter.onStart();
+    } else if (msg.type === "output") {
+      const waiter = this.pending.get(msg.id);
+      if (waiter?.onOutput) waiter.onOutput(JSON.parse(msg.json));
+    } else if (msg.type === "result") {
+      if (this.running === msg.id) this.running = null;
+      const waiter = this.pending.get(msg.id);
+      if (!waiter) return;
+      this.pending.delete(msg.id);
+      if (msg.json !== undefined) {
+        const out = JSON.parse(msg.json, unpackArrays);
+        out.compute_ms = msg.compute_ms;
+        waiter.resolve(out);
+      } else {
+        waiter.reject(new Error(msg.error));
+      }
+    }
+  }
+
+  _fail(message) {
+    this.error = message;
+    clearTimeout(this.watchdog);
+    if (this.worker) this.worker.terminate(); // a half-started worker is of no use
+    this.worker = null;
+    this._setState("failed", {
+      step: 0,
+      total: 5,
+      message: `Python could not start: ${message}`,
+    });
+    for (const { reject } of this.pending.values()) reject(new Error(this.progress.message));
+    this.pending.clear();
+  }
+
+  _setState(state, progress) {
+    this.state = state;
+    this.progress = { step: progress.step, total: progress.total, message: progress.message };
+    this.dispatchEvent(new CustomEvent("change", { detail: { state, progress: this.progress } }));
+  }
+}
+
+/**
+ * JSON.parse reviver for float arrays packed by labs_py (attention_labs.labs._packed):
+ * {"__ndarray__": base64 float64 little-endian, "shape": [...]} becomes a Float64Array
+ * (1-D) or nested arrays of Float64Array rows, so `weights[q][k]` reads as usual.
+ * Masked entries arrive as -Infinity.
+ */
+function unpackArrays(_key, value) {
+  if (!value || typeof value !== "object" || typeof value.__ndarray__ !== "string") return value;
+  const bytes = Uint8Array.fromBase64
+    ? Uint8Array.fromBase64(value.__ndarray__)
+    : Uint8Array.from(atob(value.__ndarray__), (c) => c.charCodeAt(0));
+  const flat = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
+  const split = (data, shape) => {
+    if (shape.length <= 1) return data;
+    const size = data.length / shape[0];
+    return Array.from({ length: shape[0] }, (_, i) =>
+      split(data.subarray(i * size, (i + 1) * size), shape.slice(1)),
+    );
+  };
+  return split(flat, value.shape);
+}
+
+/** The one runtime of the site (the worker starts on first use). */
+export const runtime = new LabRuntime();

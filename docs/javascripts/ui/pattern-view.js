@@ -1,0 +1,114 @@
+// The view of a [query, key] pattern shared by the lab widgets: heatmap, the selected
+// cell's numbers, and a table of each query's top key (the heatmap's text alternative).
+//
+//   const view = patternView(body, {label});
+//   view.render(result)      result: tokens, weights, logits | masked, ...
+//   view.destroy()           the heatmap stops watching the palette
+import { Heatmap } from "../renderers/heatmap.js";
+import { el } from "./dom.js";
+
+/** Masked entries: null in the build's JSON, -Infinity in results from the worker. */
+export const isMasked = (x) => x === null || x === undefined || !Number.isFinite(x);
+
+/** `x` with `digits` decimals, or "masked". */
+export function fmt(x, digits = 4) {
+  return isMasked(x) ? "masked" : Number(x).toFixed(digits);
+}
+
+/**
+ * Heatmap + the selected cell's numbers + a table of each query's top key (the text
+ * alternative), appended to `body`. render(res) takes tokens, weights [query][key],
+ * top_key, and optionally logits (masked: null or -Infinity), masked [query][key]
+ * booleans (when there are no logits), entropy_bits and max_entropy_bits (null: unknown).
+ */
+export function patternView(body, { label }) {
+  const figure = el("div", "attn-lab__figure");
+  const heatmap = new Heatmap(figure, {
+    label,
+    onSelect: (q, k) => describe(q, k),
+  });
+  const cellInfo = el("p", "attn-lab__cell");
+  cellInfo.setAttribute("aria-live", "polite");
+  cellInfo.textContent =
+    "Click a cell, or focus the heatmap and use the arrow keys, to read its weight.";
+
+  const details = el("details", "attn-lab__table");
+  const summary = el("summary", null, "Show as a table: each query's top key and entropy (bits)");
+  const table = el("table", "attn-lab__rows"); // a class: Material leaves it unwrapped
+  const head = el("tr");
+  for (const [h, title] of [
+    ["Query", "The query token (row of the heatmap)"],
+    ["Top key", "The key this query gives the most weight to"],
+    ["Weight", "That key's weight"],
+    ["Entropy", "Entropy of the row, in bits"],
+    ["Max", "The largest entropy possible for this row: log2 of the number of visible keys"],
+  ]) {
+    const th = el("th", null, h);
+    th.title = title;
+    th.scope = "col";
+    head.append(th);
+  }
+  const thead = el("thead");
+  thead.append(head);
+  const tbody = el("tbody");
+  table.append(thead, tbody);
+  const scroller = el("div", "attn-lab__table-scroll");
+  // Scrollable on a phone, so it must take keyboard focus and have a name.
+  scroller.tabIndex = 0;
+  scroller.setAttribute("role", "region");
+  scroller.setAttribute("aria-label", "Table of each query's top key and entropy");
+  scroller.append(table);
+  details.append(summary, scroller);
+  body.append(figure, cellInfo, details);
+
+  let result = null;
+  const masked = (q, k) =>
+    result.logits ? isMasked(result.logits[q][k]) : Boolean(result.masked?.[q][k]);
+  const known = (a, q) => a && !isMasked(a[q]);
+
+  function describe(q, k) {
+    const t = result.tokens;
+    const w = result.weights[q][k];
+    if (masked(q, k)) {
+      cellInfo.textContent = `Query “${t[q]}” (${q}) cannot see key “${t[k]}” (${k}): masked, weight 0.`;
+      return;
+    }
+    let text = `Query “${t[q]}” (${q}) → key “${t[k]}” (${k}): weight ${fmt(w)}`;
+    if (result.logits) text += `, logit ${fmt(result.logits[q][k], 3)}`;
+    text += ".";
+    if (known(result.entropy_bits, q))
+      text += ` Row entropy ${fmt(result.entropy_bits[q], 3)} bits of at most ${fmt(result.max_entropy_bits[q], 3)}.`;
+    cellInfo.textContent = text;
+  }
+
+  function render(res) {
+    result = res;
+    const t = res.tokens;
+    const entropy = (q) =>
+      known(res.entropy_bits, q) ? ` · ${res.entropy_bits[q].toFixed(2)} bits` : "";
+    heatmap.setData({
+      rowLabels: t,
+      colLabels: t,
+      values: res.weights,
+      masked: Array.from(res.weights, (row, q) => Array.from(row, (_, k) => masked(q, k))),
+      rowNotes: res.top_key.map((k, q) => `→ ${t[k]}${entropy(q)}`),
+    });
+    const rows = t.map((token, q) => {
+      const tr = el("tr");
+      const k = res.top_key[q];
+      for (const v of [
+        token,
+        t[k],
+        fmt(res.weights[q][k], 3),
+        known(res.entropy_bits, q) ? fmt(res.entropy_bits[q], 3) : "—",
+        known(res.max_entropy_bits, q) ? fmt(res.max_entropy_bits[q], 3) : "—",
+      ])
+        tr.append(el("td", null, String(v)));
+      return tr;
+    });
+    tbody.replaceChildren(...rows);
+    if (heatmap.selected) describe(...heatmap.selected);
+  }
+
+  return { render, heatmap, figure, cellInfo, details, destroy: () => heatmap.destroy() };
+}
