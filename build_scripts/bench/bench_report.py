@@ -195,6 +195,15 @@ def budget_section(args) -> list[Row]:
                 f"budget {limits['initial_kb']} kB sent",
             )
         )
+        heavy = r.heavy_code_sent()
+        rows.append(
+            Row(
+                f"page /{r.page}",
+                "explorer, cells and editor code before a lab starts",
+                f"{heavy / 1000:.0f} kB sent" if heavy else "none",
+                "site code fetched: " + ", ".join(sorted(r.code)),
+            )
+        )
         if r.payload is not None:
             rows.append(
                 Row(

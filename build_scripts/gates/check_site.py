@@ -86,6 +86,14 @@ class PageBytes:
     sent: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict)
     payload: int | None = None
+    # bytes sent, before a lab starts, of the site's own code by part: the folder under
+    # javascripts/ ("main" for main.js), "editor" for the CodeMirror bundle
+    code: dict = field(default_factory=dict)
+
+    def heavy_code_sent(self) -> int:
+        """Bytes of explorer, cells and editor code the page fetched before a lab starts
+        (a page without a map, cell or exercise should fetch none)."""
+        return sum(self.code.get(k, 0) for k in HEAVY_CODE)
 
     @property
     def initial_sent(self) -> int:
@@ -138,6 +146,19 @@ def site_file(site: Path, url_path: str) -> Path | None:
     return path if path.is_file() else None
 
 
+HEAVY_CODE = ("explorer", "cells", "editor")
+
+
+def code_part(rel: str) -> str | None:
+    """The part of the site's code a site-relative path belongs to, or None."""
+    if rel.startswith("vendor/codemirror/"):
+        return "editor"
+    if rel.startswith("javascripts/"):
+        sub = rel.removeprefix("javascripts/")
+        return sub.split("/", 1)[0] if "/" in sub else sub.removesuffix(".js")
+    return None
+
+
 def count_bytes(site: Path, base: str, urls: list[str], record: PageBytes) -> None:
     """Fill ``record`` from the local URLs a page requested (each file counted once)."""
     payload = 0
@@ -156,6 +177,8 @@ def count_bytes(site: Path, base: str, urls: list[str], record: PageBytes) -> No
             continue
         kind = PAGE_TYPES.get(path.suffix, "other")
         record.sent[kind] = record.sent.get(kind, 0) + sent
+        if part := code_part(rel):
+            record.code[part] = record.code.get(part, 0) + sent
         record.raw[kind] = record.raw.get(kind, 0) + raw
     if payload:
         record.payload = payload

@@ -49,6 +49,16 @@ def test_every_page_was_checked_and_the_lab_payload_measured(real_report):
     assert all(0 < r.initial_sent < r.initial_raw for r in real_report.bytes)  # gzip as sent
 
 
+def test_pages_fetch_only_the_site_code_they_use(real_report):
+    by_page = {r.page: r for r in real_report.bytes}
+    for page in ("", "about/", "404.html"):
+        assert by_page[page].heavy_code_sent() == 0, by_page[page].code
+        assert "labs" not in by_page[page].code and "main" in by_page[page].code
+    lesson = by_page["lessons/03-attention-pattern/"]
+    assert {"main", "runtime", "labs"} <= set(lesson.code)
+    assert by_page["explorer/"].code.get("explorer", 0) > 0
+
+
 # ----------------------------------------------------------------------------
 # (b) broken pages
 
@@ -121,7 +131,7 @@ def test_page_over_budget_fails_with_the_numbers(broken_report):
     assert "docs/broken/heavy.md (page /broken/heavy/)" in message
     assert "kB of HTML+CSS+JS before any lab starts" in message
     assert re.search(r"\(html \d+ kB, css \d+ kB, js \d{3} kB\)", message)  # where it goes
-    assert "over the budget of 500 kB" in message
+    assert f"over the budget of {load_budget()['default']['initial_kb']} kB" in message
     assert "build_scripts/gates/budget.json" in message
     heavy = next(r for r in broken_report.bytes if r.page == "broken/heavy/")
     assert heavy.initial_sent > 700_000
