@@ -4,7 +4,7 @@ For the largest committed asset (most bytes in docs/assets/attention/index.json)
 opens a fresh Chromium on the explorer page with that sentence in the grid view, against
 the built site on a local server (build_scripts/serve.py), and reads:
 
-- grid draw: every layer x head thumbnail decoded and drawn (explorer.js timings.grid);
+- grid draw: every layer x head thumbnail decoded and drawn (explorer/ timings.grid);
 - start to grid: the explorer's script starts -> grid drawn (index and asset downloads,
   schema checks, draw);
 - page to grid: navigation start -> grid drawn (the `explorer:grid` performance mark);

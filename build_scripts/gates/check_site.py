@@ -46,7 +46,7 @@ from build_scripts.serve import make_server  # noqa: E402
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BUDGET = HERE / "budget.json"
-LAB = ".attn-lab"  # a lab placeholder (build_scripts/lab_fences.py)
+LAB = ".attn-lab"  # a lab placeholder (build_scripts/hooks/lab.py)
 FAILING_IMPACTS = ("serious", "critical")
 # What a lab fetches to start: the worker, Pyodide + NumPy, the labs wheel.
 PAYLOAD_PREFIXES = ("vendor/pyodide/", "vendor/labs/", "javascripts/runtime/pyodide-worker.js")

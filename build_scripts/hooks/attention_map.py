@@ -1,5 +1,5 @@
 """```attention-map fences: placeholders for the attention-map explorer
-(docs/javascripts/explorer.js draws them).
+(docs/javascripts/explorer/ draws them).
 
 A fence such as
 

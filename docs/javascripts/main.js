@@ -8,7 +8,7 @@ import { destroyDetached, liveCount, onEveryPage } from "./runtime/page.js";
 import { renderMath } from "./katex-init.js";
 import { nameSearchDialog } from "./ui/material-a11y.js";
 
-// A read-only inspection handle for tests and benchmarks (tests/, build_scripts/bench.py):
+// A read-only inspection handle for tests and benchmarks (tests/, build_scripts/bench/bench.py):
 // nothing in the site reads it; modules import what they use.
 window.AttnLabs = Object.freeze({ runtime, liveCount });
 

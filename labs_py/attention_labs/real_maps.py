@@ -1,7 +1,8 @@
 """Real attention maps: per-head statistics, and the packing of precomputed assets.
 
 The assets in docs/assets/attention/ hold the attention weights of real models, written by
-build_scripts/precompute_attention.py and described by docs/assets/attention/asset.schema.json.
+build_scripts/precompute/precompute_attention.py and described by
+docs/assets/attention/asset.schema.json.
 This module holds both halves of their number format, so that the build (CPython), the tests
 and the browser (Pyodide) read them with the same code:
 

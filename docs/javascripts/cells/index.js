@@ -1,5 +1,5 @@
 // Mounts the page's editable Python cells and auto-checked exercises (placeholders from
-// build_scripts/cell_fences.py) on the one shared Python worker (runtime/lab-runtime.js).
+// build_scripts/hooks/pycell.py, exercise.py) on the one shared Python worker (runtime/lab-runtime.js).
 //
 // Cells on a page share one namespace; a new view of a page starts with an empty one,
 // like a fresh notebook. Python starts, and the editor loads, when a cell or exercise

@@ -1,5 +1,5 @@
 // The coordinator of one attention map (a ```attention-map fence, emitted by
-// build_scripts/map_fences.py): it holds the view's state, loads the assets (assets.js),
+// build_scripts/hooks/attention_map.py): it holds the view's state, loads the assets (assets.js),
 // and draws the view it names: the grid of every head (grid.js) or one or two heads large
 // (head-panel.js) with, on the explorer page, the Python recompute (recompute.js). On the
 // explorer page the state also lives in the address (url-state.js); in a lesson the map

@@ -2,7 +2,7 @@
 // and model-name formatting, and its labelled pickers and buttons.
 import { el } from "../ui/dom.js";
 
-// Head statistics stored in each asset (build_scripts/precompute_attention.py).
+// Head statistics stored in each asset (build_scripts/precompute/precompute_attention.py).
 export const STATS = {
   previous_token: {
     label: "Previous-token score",

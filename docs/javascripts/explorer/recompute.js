@@ -1,6 +1,6 @@
 // The explorer's recompute panel: a head whose queries and keys the asset carries can be
 // recomputed by Python, as a lab made at run time. The lab is the one the page's config
-// names (recompute.lab, from build_scripts/map_fences.py); its module labs/<name>.js
+// names (recompute.lab, from build_scripts/hooks/attention_map.py); its module labs/<name>.js
 // gives the widget and realHeadData, so the explorer names no lab itself.
 import { loadWidget, mountLab } from "../labs/controller.js";
 import { el } from "../ui/dom.js";

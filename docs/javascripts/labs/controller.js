@@ -1,4 +1,4 @@
-// The lab controller: brings a lab placeholder (emitted by build_scripts/lab_fences.py)
+// The lab controller: brings a lab placeholder (emitted by build_scripts/hooks/lab.py)
 // or a lab made at run time to life, with the widget found from the lab's name.
 //
 // Each placeholder holds JSON with the lab name, its parameter schema, its parameters
@@ -79,7 +79,7 @@ export class LabController {
     if (this.widget.controls) this.widget.controls.after(this.error);
     this.widget.render(this.result);
     this._setStatus("initial");
-    performance.mark("lab:initial"); // read by build_scripts/bench.py
+    performance.mark("lab:initial"); // read by build_scripts/bench/bench.py
 
     this.onRuntime = () => {
       this._showRuntime();

@@ -20,7 +20,7 @@ export class LabRuntime extends EventTarget {
     this.error = null;
     this.pending = new Map(); // request id -> {resolve, reject}
     this.nextId = 1;
-    this.config = null; // {wheel, pyodide, pyodide_index_url} from build_scripts/lab_fences.py
+    this.config = null; // {wheel, pyodide, pyodide_index_url} from build_scripts/hooks/lab.py
     this.timings = {};
     this.running = null; // id of the request Python is working on now
     this.interruptBuffer = null; // set when the page is cross-origin isolated
