@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 import yaml
-from helpers import ROOT, SITE, RecordedPage
+from helpers import ROOT, SITE, RecordedPage, start_server
 
 from build_scripts.gates.browser import BrowserNotFound, launch
-from build_scripts.serve import make_server
 
 
 @pytest.fixture(scope="session")
@@ -23,10 +20,7 @@ def server(site_url):
     """The built site/ on 127.0.0.1 at a free port; yields its base URL."""
     if not (SITE / "index.html").is_file():
         pytest.fail("site/ is not built: run `make build` (make test does it first)")
-    httpd = make_server(SITE, 0, site_url=site_url)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd = start_server(SITE, site_url)
     yield httpd
     httpd.shutdown()
 

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import markdown as md
@@ -151,3 +152,14 @@ class RecordedPage:
             and not u.startswith("data:")
             and not u.startswith("blob:")
         ]
+
+
+def start_server(directory, site_url="http://127.0.0.1:8000/", isolate=False):
+    """``directory`` served on 127.0.0.1 at a free port in a background thread (the project's
+    own server, build_scripts/serve.py); ``.base`` is its URL. Call ``.shutdown()`` after."""
+    from build_scripts.serve import make_server
+
+    httpd = make_server(directory, 0, site_url=site_url, isolate=isolate)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    return httpd

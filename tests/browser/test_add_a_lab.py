@@ -10,12 +10,9 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 
 import pytest
-from helpers import MKDOCS, ROOT, VENDOR
-
-from build_scripts.serve import make_server
+from helpers import MKDOCS, ROOT, VENDOR, start_server
 
 NAME = "shout_tokens"
 LAB_MODULE = f"labs_py/attention_labs/labs/{NAME}.py"
@@ -105,25 +102,13 @@ def copy_with_new_lab(tmp_path_factory):
         if entry.name != "labs":
             (vendor / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     env = dict(os.environ, PYTHONPATH=str(top / "labs_py"), NO_MKDOCS_2_WARNING="1")
-    wheel = subprocess.run(
+    for cmd in (
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
         + ["-w", str(vendor / "labs"), "."],
-        cwd=top,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert wheel.returncode == 0, wheel.stdout + wheel.stderr
-    build = subprocess.run(
         [str(MKDOCS), "build", "--strict"],
-        cwd=top,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert build.returncode == 0, build.stdout + build.stderr
+    ):
+        proc = subprocess.run(cmd, cwd=top, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
     return top, original
 
 
@@ -140,14 +125,13 @@ def test_adding_a_lab_edits_no_existing_file(copy_with_new_lab):
 
 def test_the_new_lab_is_prerendered_drawn_and_recomputed_in_pyodide(copy_with_new_lab, browser):
     top, _ = copy_with_new_lab
-    httpd = make_server(top / "site", 0, site_url="http://127.0.0.1:8000/")
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd = start_server(top / "site")
     context = browser.new_context()
     errors: list[str] = []
     try:
         page = context.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/try-a-lab/")
+        page.goto(httpd.base + "try-a-lab/")
         lab = page.locator(".attn-lab")
         # The build computed the first result: drawn before Python is ready.
         page.wait_for_function(

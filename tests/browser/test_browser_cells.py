@@ -4,12 +4,10 @@ hosts serve it, and cross-origin isolated, as `serve.py --isolate` does)."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 from attention_labs import cells
-from helpers import ROOT, SITE, RecordedPage
+from helpers import ROOT, SITE, RecordedPage, start_server
 
 from build_scripts.hooks import exercise, scanner
 
@@ -23,11 +21,7 @@ EXERCISES = {spec["id"]: (where, spec) for where, spec in exercise.all_exercises
 @pytest.fixture(scope="module")
 def isolated_server(site_url):
     """The built site with COOP/COEP headers: pages are cross-origin isolated."""
-    from build_scripts.serve import make_server
-
-    httpd = make_server(SITE, 0, site_url=site_url, isolate=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd = start_server(SITE, site_url, isolate=True)
     yield httpd
     httpd.shutdown()
 
