@@ -73,7 +73,7 @@ def test_masking_before_softmax_keeps_rows_summing_to_one_and_after_does_not():
     assert after.sum() < 0.5  # "had taken most of the budget"
     assert full[3] > 0.5
     claim(f"Masked before softmax, its weights are \\(({vec(before)})\\), which sum to 1.")
-    claim(f"then set the hidden weight to zero, we would get \\(({vec(after)})\\), which sums to only")
+    claim(f"set the hidden weight to zero, we would get \\(({vec(after)})\\), which sums to only")
     claim(f"{after.sum():.3f}: the last key, the one the query must not see, had taken most")
     # "Dividing that row by its new sum would repair it"
     np.testing.assert_allclose(after / after.sum(), before, rtol=0, atol=1e-15)
@@ -303,7 +303,8 @@ import numpy as np
 def batch_weights(scores, lengths, causal):
     scores = np.asarray(scores, dtype=float)
     b, n, _ = scores.shape
-    mask = np.broadcast_to((np.arange(n)[None, :] < np.asarray(lengths)[:, None])[:, None, :], scores.shape)
+    keys = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
+    mask = np.broadcast_to(keys[:, None, :], scores.shape)
     if causal:
         mask = mask & np.tri(n, dtype=bool)
     s = np.where(mask, scores, -np.inf)
