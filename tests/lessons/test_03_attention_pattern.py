@@ -476,7 +476,7 @@ def test_unscaled_entropy_collapses_and_the_gradient_vanishes():
     claim(
         f"from {h[0]:.2f} bits at {widths[0]} to {h[-1]:.2f} at {widths[-1]}, and **the "
         f"gradient vanishes**: at {widths[-1]} the median row's \\(\\lVert J \\rVert_F\\) "
-        f"is {g[-1]:.4f}, about {ratio:,.0f} times smaller than with the scale."
+        f"is {g[-1]:.4f}, {ratio:,.0f} times smaller than with the scale."
     )
     # over seeds too, not only on the default view
     for seed in range(1, 5):
@@ -489,6 +489,15 @@ def test_a_little_spread_helps_at_the_smallest_width():
     res = scaling_default()
     un, sc = res["unscaled"]["gradient"][0], res["scaled"]["gradient"][0]
     assert un > sc
+    # "the Jacobian is largest for a row that is neither uniform nor one-hot"
+    from attention_labs.labs.scaling import jacobian_norm
+
+    n = res["seq_len"]
+    sharpness = np.linspace(0, 30, 301)  # scores (0, 1, ..., 0) * sharpness: uniform -> one-hot
+    norms = [jacobian_norm(softmax(np.eye(n)[0] * a)) for a in sharpness]
+    best = int(np.argmax(norms))
+    assert 0 < best < len(sharpness) - 1 and norms[-1] < 1e-6
+    claim("the Jacobian is largest for a row that is neither uniform nor one-hot")
     claim(
         f"the unscaled gradient ({un:.2f}) is even a little larger than the scaled one ({sc:.2f})"
     )
