@@ -182,9 +182,11 @@ def test_lab_works_again_after_instant_navigation(recorded):
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     page.evaluate("() => { window.__sameDocument = true; }")
-    page.click("a.md-footer__link--prev")  # "Previous: Home", an instant-navigation link
-    page.wait_for_selector("h1:has-text('Attention, hands-on')")
-    page.click("article a[href$='03-attention-pattern/']")
+    # The footer's "Previous" link (lesson 2) and that page's "Next" link back: instant
+    # navigation both ways, whatever page comes before this lesson.
+    page.click("a.md-footer__link--prev")
+    page.wait_for_function("() => !location.pathname.endsWith('/03-attention-pattern/')")
+    page.click("a.md-footer__link--next[href$='03-attention-pattern/']")
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     assert page.evaluate("() => window.__sameDocument") is True, "navigation reloaded the page"
     assert page.locator(LAB).count() == 1
@@ -262,9 +264,11 @@ def test_python_stays_loaded_across_instant_navigation(recorded):
     page.locator(LAB).scroll_into_view_if_needed()
     page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
     wasm_fetches = sum(u.endswith("pyodide.asm.wasm") for u in recorded.requests)
+    # The footer's "Previous" link (lesson 2) and that page's "Next" link back: instant
+    # navigation both ways, whatever page comes before this lesson.
     page.click("a.md-footer__link--prev")
-    page.wait_for_selector("h1:has-text('Attention, hands-on')")
-    page.click("article a[href$='03-attention-pattern/']")
+    page.wait_for_function("() => !location.pathname.endsWith('/03-attention-pattern/')")
+    page.click("a.md-footer__link--next[href$='03-attention-pattern/']")
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     assert page.locator(LAB).get_attribute("data-runtime") == "ready"  # no second start-up
     page.locator("input[id$='-causal']").check()
