@@ -278,7 +278,7 @@ export function lineChart(container, options) {
     if (!(yhi > ylo)) yhi = ylo + 1;
     const y = d3.scaleLinear().domain([ylo, yhi]).range([innerH, 0]);
     if (fixed[0] == null || fixed[1] == null) {
-      const niced = y.copy().nice(tickCount(innerH)).domain();
+      const niced = y.copy().nice(Math.max(5, tickCount(innerH))).domain();
       y.domain([fixed[0] ?? niced[0], fixed[1] ?? niced[1]]);
     }
 
@@ -519,7 +519,7 @@ export function barChart(container, options) {
     const fixed = opts.domain || [null, null];
     const x = d3.scaleLinear().domain([lo, hi > lo ? hi : lo + 1]);
     const n = tickCount(innerW);
-    x.nice(n);
+    x.nice(Math.max(5, n)); // a fine nice step, even when few ticks fit
     x.domain([fixed[0] ?? x.domain()[0], fixed[1] ?? x.domain()[1]]).range([0, innerW]);
     const y = d3
       .scaleBand()
