@@ -400,7 +400,8 @@ def test_notebook_page_shows_outputs_and_katex_math_in_both_palettes(recorded, s
     assert page.locator(".jupyter-wrapper .katex-display").count() >= 1
     text = page.locator(".jupyter-wrapper").inner_text()
     assert "weights: [0.659 0.242 0.099]" in text
-    assert page.locator(".jupyter-wrapper img[src^='data:image/png']").count() == 1
+    # two figures: the causal pattern and the scaling plot (entropy, Jacobian against d_head)
+    assert page.locator(".jupyter-wrapper img[src^='data:image/png']").count() == 2
     colours = page.evaluate(
         """() => { const p = document.querySelector('.jupyter-wrapper .jp-MarkdownOutput p');
         const s = getComputedStyle(p); return [s.color, getComputedStyle(document.body).backgroundColor]; }"""
