@@ -4,7 +4,9 @@
   lesson of docs/data/lessons.yaml, in its order, each with its one-sentence "learns". A
   lesson whose file docs/lessons/<name>.md exists is a link titled by its front matter (so a
   new lesson is linked without editing the home page); the others are plain text marked
-  "coming". A lesson file the plan does not list fails the build, naming the file.
+  "coming". A lesson file the plan does not list (a new or throwaway one) is listed too, by
+  its number, with its front matter's summary; tests/pages/test_home.py checks that every
+  lesson of the project is in the plan.
 * **What a lab downloads.** ``lab_download()`` (available to the page's ```numbers fence):
   the bytes a lab fetches to start Python (the files check_site counts as the lab payload:
   Pyodide, NumPy, the labs wheel, the worker), as sent (each file's gzip size where
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import yaml
 from mkdocs.exceptions import PluginError
+from mkdocs.utils.meta import get_data
 
 from . import lessons as lesson_files
 
@@ -151,6 +154,16 @@ def load_plan(docs_dir) -> list[dict]:
     return items
 
 
+def _summary(docs_dir, name: str) -> str:
+    path = Path(docs_dir) / lesson_files.LESSONS / f"{name}.md"
+    try:
+        _, meta = get_data(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    summary = meta.get("summary")
+    return summary if isinstance(summary, str) and summary.strip() else "Published."
+
+
 def plan_lines(plan: list[dict], published: dict) -> list[str]:
     """The Markdown list (links relative to docs/index.md)."""
     lines = []
@@ -171,12 +184,12 @@ def expand(markdown: str, docs_dir) -> str:
         return markdown
     plan = load_plan(docs_dir)
     published = lesson_files.discover(docs_dir)
-    missing = sorted(set(published) - {item["name"] for item in plan})
-    if missing:
-        raise PluginError(
-            f"docs/lessons/{missing[0]}.md is not in the lesson plan: add it to "
-            f"docs/{PLAN.as_posix()} (the home page lists the lessons from there)"
+    listed = {item["name"] for item in plan}
+    for name in sorted(set(published) - listed):
+        plan.append(
+            {"name": name, "title": published[name].title, "learns": _summary(docs_dir, name)}
         )
+    plan.sort(key=lambda item: item["name"][:2])  # stable: the plan's order within a number
     out = []
     for line in markdown.split("\n"):
         out += ["", *plan_lines(plan, published), ""] if line.strip() == MARKER else [line]
