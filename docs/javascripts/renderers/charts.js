@@ -15,14 +15,19 @@
 // Each figure has an accessible name and a visually hidden table of its data. Labels are
 // inserted as text, never as HTML. destroy() removes the nodes, listeners and observers.
 
+// Each d3 module (in load order: each needs those before it) and a function it defines. Every
+// page already has d3-color and d3-interpolate (mkdocs.yml); a module is loaded only if its
+// function is missing.
 const LIBS = [
-  "d3-array",
-  "d3-format",
-  "d3-path",
-  "d3-shape",
-  "d3-scale",
-  "d3-selection",
-  "d3-axis",
+  ["d3-color", "rgb"],
+  ["d3-interpolate", "interpolateNumber"],
+  ["d3-array", "ticks"],
+  ["d3-format", "format"],
+  ["d3-path", "path"],
+  ["d3-shape", "line"],
+  ["d3-scale", "scaleLinear"],
+  ["d3-selection", "select"],
+  ["d3-axis", "axisBottom"],
 ];
 const FONT_PX = 12; // text size in the SVG (CSS pixels; the viewBox is 1:1)
 const CHAR_PX = 7; // a rough width of one character at FONT_PX, for laying out margins
@@ -35,7 +40,8 @@ const KINDS = ["query", "key", "value", "embedding", "update", "other"];
 function loadLibraries() {
   const base = new URL("../../vendor/d3/", import.meta.url);
   const loads = [];
-  for (const name of LIBS) {
+  for (const [name, defines] of LIBS) {
+    if (typeof globalThis.d3?.[defines] === "function") continue;
     let script = document.querySelector(`script[data-attn-lib="${name}"]`);
     if (!script) {
       script = document.createElement("script");
@@ -62,9 +68,7 @@ function loadLibraries() {
   return Promise.all(loads);
 }
 
-if (!(globalThis.d3?.axisBottom && d3.scaleLinear && d3.line && d3.select)) {
-  await loadLibraries();
-}
+await loadLibraries();
 
 let uid = 0;
 const nextId = (prefix) => `attn-chart-${prefix}-${++uid}`;
@@ -278,7 +282,10 @@ export function lineChart(container, options) {
     if (!(yhi > ylo)) yhi = ylo + 1;
     const y = d3.scaleLinear().domain([ylo, yhi]).range([innerH, 0]);
     if (fixed[0] == null || fixed[1] == null) {
-      const niced = y.copy().nice(Math.max(5, tickCount(innerH))).domain();
+      const niced = y
+        .copy()
+        .nice(Math.max(5, tickCount(innerH)))
+        .domain();
       y.domain([fixed[0] ?? niced[0], fixed[1] ?? niced[1]]);
     }
 
