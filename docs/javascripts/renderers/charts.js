@@ -6,14 +6,17 @@
 // Loading: those scripts are not on every page. This module injects them once, in order, the
 // first time it is imported, and awaits them at its top level, so a widget that imports it
 // (`import { lineChart } from "../renderers/charts.js"`) runs only once they are there, and
-// then every function here is synchronous. About 28 kB as sent (gzip), on chart pages only.
+// then every function here is synchronous. With this file, about 42 kB as sent (gzip where
+// the site has a .gz copy), on chart pages only; the hidden table follows an update after
+// TABLE_DELAY_MS (its layout costs more than the drawing).
 //
 // Every chart is a <figure> that fills its container's width: the SVG's viewBox is its size
 // in CSS pixels, redrawn when the container is resized, so text keeps its size (12 px) on a
 // phone. Colours are the CSS variables --attn-chart-* (site.css, light and slate palettes);
 // series and kinds also differ by dash, marker shape or fill pattern, never colour alone.
 // Each figure has an accessible name and a visually hidden table of its data. Labels are
-// inserted as text, never as HTML. destroy() removes the nodes, listeners and observers.
+// inserted as text, never as HTML. destroy() removes the nodes, listeners, observers and
+// timers of its chart (the d3 scripts stay: they are shared by every chart of the site).
 
 // Each d3 module (in load order: each needs those before it) and a function it defines. Every
 // page already has d3-color and d3-interpolate (mkdocs.yml); a module is loaded only if its
