@@ -92,7 +92,7 @@ print("row entropies (bits):", entropy_bits(pattern).round(3))
 from attention_labs.labs import run_lab
 
 res = run_lab("scaling", {"seq_len": 32})["result"]
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3), dpi=80)
 for name, style in (("scaled", "-o"), ("unscaled", "--s")):
     ax1.plot(res["d_heads"], res[name]["entropy_bits"], style, label=name)
     ax2.plot(res["d_heads"], res[name]["gradient"], style, label=name)
