@@ -113,7 +113,8 @@ SCHEMA = (
         for i in range(N_CONTEXT)
     ),
 )
-LARGEST = {"sentence": "mole_animal"}  # every sentence costs the same: three 2-D vectors
+# Every setting costs the same (three 2-D vectors); make bench needs one other than the defaults.
+LARGEST = {"sentence": "bank_money", "w1": 0.5}
 
 
 def cosine(a, b) -> np.ndarray:
