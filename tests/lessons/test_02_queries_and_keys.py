@@ -100,7 +100,8 @@ def test_default_view_aligned_angled_orthogonal_opposite():
     assert a[3] == pytest.approx(180) and s[3] < 0
     assert s[0] > s[1] > s[2] > s[3]
     claim(
-        f"key 1 points exactly the query's way and scores {s[0]:g}; key 2, at {a[1]:.0f}°, "
+        f"key 1 points exactly the query's way (it is longer than the query) and scores "
+        f"{s[0]:g}; key 2, at {a[1]:.0f}°, "
         f"scores {s[1]:g}; key 3 is at a right angle and scores {s[2]:g}; key 4 points the "
         f"opposite way and scores {s[3]:g}"
     )
@@ -108,15 +109,17 @@ def test_default_view_aligned_angled_orthogonal_opposite():
     claim(f"The softmax gives key 1 {w[0]:.2f} of the weight and key 4 almost none ({w[3]:.5f})")
 
 
-def test_halving_key_1_halves_its_score_and_key_2_wins():
-    before = geo()
-    after = geo(k1x=before["keys"][0][0] / 2, k1y=before["keys"][0][1] / 2)
-    assert after["scores"][0] == before["scores"][0] / 2
+def test_shortening_key_1_keeps_its_direction_and_key_2_wins():
+    before, after = geo(), geo(k1x=1.0, k1y=0.5)
+    assert after["angles_deg"][0] == pytest.approx(before["angles_deg"][0], abs=1e-6)
+    assert after["scores"][0] < before["scores"][0]
     assert after["top_key"] == 1 and after["key_lengths"][1] > after["key_lengths"][0]
-    assert after["angles_deg"][1] > after["angles_deg"][0]  # "further off but longer"
-    claim(f"Its score halves, to {after['scores'][0]:g}: now key 2, further off but longer, wins")
-    # the prose's numbers fence uses the same halved key
-    claim(f"(to \\(({after['keys'][0][0]:g}, {after['keys'][0][1]:g})\\))")
+    assert after["angles_deg"][1] > after["angles_deg"][0]  # "further off but now longer"
+    claim(f"\\(({after['keys'][0][0]:g}, {after['keys'][0][1]:g})\\). Its direction is the same")
+    claim(
+        f"its score falls to {after['scores'][0]:g}, and key 2, further off but now longer, "
+        f"wins ({after['scores'][1]:g})"
+    )
 
 
 def test_turning_a_key_follows_the_cosine():

@@ -78,8 +78,14 @@ export function mount(body, lab) {
   const plane = vectorPlane(figure, {
     label:
       "The ambiguous word's embedding x, the context words' vectors, the update Δ drawn from the tip of x, the updated vector x + Δ, and the senses as labelled points (a hand-built 2-D space).",
-    extent: 3,
+    extent: 2.5,
   });
+  const caption = el(
+    "p",
+    "attn-lab__hint",
+    "Arrows from the origin: each context word's vector, the embedding x and the updated vector x + Δ. Dashed: the update Δ, from the tip of x to x + Δ. Dots: the senses.",
+  );
+  figure.append(caption);
   const summary = el("p", "attn-lab__cell");
   summary.setAttribute("aria-live", "polite");
   const weights = table("Weights on the context words", [
@@ -95,6 +101,7 @@ export function mount(body, lab) {
   tables.setAttribute("role", "region");
   tables.setAttribute("aria-label", "The lab's numbers");
   tables.append(weights.table, vectors.table, cosines.table);
+  Object.assign(tables.style, { display: "flex", flexWrap: "wrap", gap: "0 1.5rem" });
   body.append(sentenceLine, figure, summary, tables);
 
   function render(res) {
@@ -132,12 +139,13 @@ export function mount(body, lab) {
         ...res.context_words.map((w, j) => ({
           id: `c${j + 1}`,
           to: Array.from(res.context_vectors[j]),
-          label: `${w} (${f2(res.weights[j])})`,
+          label: w,
           kind: "other",
         })),
         { id: "x", to: x, label: `x: ${word}`, kind: "embedding" },
-        { id: "delta", from: x, to: updated, label: "Δ", kind: "update", dashed: true },
-        { id: "updated", to: updated, label: "x + Δ", kind: "update" },
+        // Δ ends where x + Δ does: one label there ("x + Δ"); the caption names the dash.
+        { id: "delta", from: x, to: updated, label: "", kind: "update", dashed: true },
+        { id: "updated", to: updated, label: "x + Δ", kind: "embedding" },
       ],
       points: res.sense_names.map((name, i) => ({
         at: Array.from(res.sense_vectors[i]),

@@ -111,6 +111,7 @@ export function mount(body, lab) {
         cells.forEach((text, i) => {
           const cell = el(i === 0 ? "th" : "td", null, text);
           if (i === 0) cell.scope = "row";
+          cell.style.whiteSpace = "nowrap"; // the table scrolls in its box on a phone
           tr.append(cell);
         });
         return tr;

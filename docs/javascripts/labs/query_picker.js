@@ -143,6 +143,15 @@ export function mount(body, lab) {
       th.scope = "row";
       const button = el("button", "attn-lab__pick", token);
       button.type = "button";
+      Object.assign(button.style, {
+        font: "inherit",
+        color: "var(--md-typeset-a-color)",
+        textDecoration: "underline",
+        background: "none",
+        border: "none",
+        padding: "0",
+        cursor: "pointer",
+      });
       button.setAttribute("aria-label", `Pick query ${i}: ${token}`);
       button.addEventListener("click", () => lab.update({ query: i }));
       th.append(button);

@@ -57,7 +57,7 @@ SENTENCES = {
         "The mole dug a tunnel under the lawn",
         "mole",
         1,
-        ((2, 100.0, 1.5), (4, 80.0, 1.7), (7, 115.0, 1.2)),
+        ((2, 105.0, 1.5), (4, 55.0, 1.7), (7, 140.0, 1.2)),
     ),
     "mole_chemistry": (
         "One mole of carbon weighs twelve grams",
