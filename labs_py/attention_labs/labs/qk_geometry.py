@@ -23,8 +23,9 @@ EXTENT = 3.0  # every coordinate lies in [-EXTENT, EXTENT]
 N_KEYS = 4
 D_HEAD = 2
 
-# The default view: key 1 points the query's way (and is longer, so both heads show), key 2 is at an angle, key 3 is at a
-# right angle to the query (score 0) and key 4 points the opposite way (negative score).
+# The default view: key 1 points the query's way (longer than it, so both heads show), key 2
+# is at an angle, key 3 at a right angle to the query (score 0) and key 4 points the opposite
+# way (negative score).
 DEFAULT_QUERY = (2.0, 1.0)
 DEFAULT_KEYS = ((2.6, 1.3), (0.5, 2.0), (-1.0, 2.0), (-2.0, -1.0))
 
