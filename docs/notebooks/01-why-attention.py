@@ -69,7 +69,7 @@ print("cos after: ", cosine(space["sense_vectors"], x + delta).round(3))
 # arrow the updated vector; the dots are the senses.
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.8))
+fig, axes = plt.subplots(1, 3, figsize=(10, 3.5))
 for ax, key in zip(axes, ["mole_animal", "mole_chemistry", "mole_skin"], strict=True):
     space, x, delta = shift(key, [1, 1, 1])
     y = x + delta

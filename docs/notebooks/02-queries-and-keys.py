@@ -47,7 +47,7 @@ for name, d_model, n_heads in [("GPT-2 small", 768, 12), ("GPT-3 175B", 12288, 9
 q = np.array([2.0, 1.0])
 angles = np.linspace(0, 2 * np.pi, 361)
 base = np.arctan2(q[1], q[0])
-fig, ax = plt.subplots(figsize=(6, 3))
+fig, ax = plt.subplots(figsize=(5, 2.6))
 for length in (1.0, 2.0):
     keys = length * np.stack([np.cos(angles + base), np.sin(angles + base)], axis=-1)
     ax.plot(np.degrees(angles), keys @ q, label=f"|k| = {length:g}")
@@ -76,7 +76,7 @@ print("X", X.shape, "W_Q", W_Q.shape, "Q", Q.shape, "K", K.shape, "S", S.shape)
 assert np.allclose(S, attention_logits(Q, K, scale=False))
 print("symmetric:", np.allclose(S, S.T))
 
-fig, ax = plt.subplots(figsize=(5, 4.2))
+fig, ax = plt.subplots(figsize=(4.4, 3.8))
 limit = np.abs(S).max()
 image = ax.imshow(S, cmap="RdBu_r", vmin=-limit, vmax=limit)
 ax.set_xticks(range(len(tokens)), tokens, rotation=45, ha="right")

@@ -31,7 +31,9 @@ export function mount(body, lab) {
   });
   const charts = el("div", "attn-lab__charts");
   const scoreBox = el("div");
+  scoreBox.append(el("p", "attn-lab__hint", "Scores q·k"));
   const weightBox = el("div");
+  weightBox.append(el("p", "attn-lab__hint", "Weights: softmax of the scores (lesson 3)"));
   charts.append(scoreBox, weightBox);
   const scores = barChart(scoreBox, {
     label: "Score of the query with each key, q·k",

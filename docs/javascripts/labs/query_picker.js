@@ -57,7 +57,16 @@ export function mount(body, lab) {
   const shapes = el("p", "attn-lab__shapes");
   shapes.setAttribute("aria-live", "polite");
   const charts = el("div", "attn-lab__charts");
-  const boxes = [el("div"), el("div"), el("div")];
+  // each chart under a visible title (the charts' own names are for screen readers)
+  const boxes = [
+    "The query q: its first components",
+    "Scores q·k with every key",
+    "Weights: softmax of q·k / √d_head",
+  ].map((title) => {
+    const box = el("div");
+    box.append(el("p", "attn-lab__hint", title));
+    return box;
+  });
   charts.append(...boxes);
   const qBars = barChart(boxes[0], {
     label: "The picked query's first components",
@@ -122,6 +131,7 @@ export function mount(body, lab) {
     weightBars.update({
       bars: t.map((_, j) => ({ label: label(j), value: res.weights[j], highlight: j === top })),
     });
+    boxes[0].firstChild.textContent = `The query q of “${t[picked]}”: its first ${n} of ${res.d_head} components`;
     summary.textContent = `Query “${t[picked]}” (${picked}): ${n} of its ${res.d_head} components shown. Its highest score is with the key of “${t[top]}” (${f2(res.scores[top])}), which gets weight ${Number(res.weights[top]).toFixed(3)}.`;
 
     // the grid: a header row of keys, then one row per query whose header picks it
@@ -145,7 +155,7 @@ export function mount(body, lab) {
       button.type = "button";
       Object.assign(button.style, {
         font: "inherit",
-        color: "var(--md-typeset-a-color)",
+        color: "inherit",
         textDecoration: "underline",
         background: "none",
         border: "none",
