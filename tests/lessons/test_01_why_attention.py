@@ -132,8 +132,8 @@ def test_mixed_sentence_is_decided_by_the_weights():
     to_animal = lab(sentence="mole_mixed", w1=0.2)  # the opposite
     assert to_chem["nearest_after"] == chem and to_animal["nearest_after"] == animal
     claim(
-        "Raise *chemist* and lower *garden* (to 1 and 0.2) and the word reads as the chemistry "
-        f"unit ({to_chem['cos_after'][chem]:.2f}); do the opposite and it is the animal "
+        "Lower *garden* to 0.2, keeping *chemist* at 1, and the word reads as the chemistry "
+        f"unit ({to_chem['cos_after'][chem]:.2f}); swap those two and it is the animal "
         f"({to_animal['cos_after'][animal]:.2f})"
     )
 

@@ -174,10 +174,10 @@ def test_the_shapes_listed_are_the_labs():
 def test_the_default_winner_and_that_a_new_seed_changes_it():
     res, other = pick(), pick(seed=fence_params("query_picker")["seed"] + 1)
     t, k = res["tokens"], res["top_key"]
-    assert (t[res["query"]], t[k]) == ("mole", "dug")
+    assert (t[res["query"]], t[k]) == ("mole", "under")
     assert other["tokens"][other["top_key"]] != t[k]
     claim(
-        f"the query of *mole* happens to score highest with the key of *dug* "
+        f"the query of *mole* happens to score highest with the key of *under* "
         f"({res['scores'][k]:.2f}), which gets {res['weights'][k]:.2f} of the weight"
     )
     claim(f"the next seed makes it *{other['tokens'][other['top_key']]}*")

@@ -101,19 +101,82 @@ export function mount(body, lab) {
   details.append(scroll);
   body.append(shapes, charts, summary, details);
 
+  let drawnGrid = ""; // the grid's tokens, d_head and seed: a new query only moves the mark
+  let drawnTokens = "";
+  let rows = [];
+
+  /** The score grid: a header row of keys, then one row per query whose header picks it. */
+  function drawGrid(res) {
+    const t = res.tokens;
+    const thead = el("thead");
+    const hr = el("tr");
+    const corner = el("th", null, "query \\ key");
+    corner.scope = "col";
+    hr.append(corner);
+    for (const token of t) {
+      const th = el("th", null, token);
+      th.scope = "col";
+      hr.append(th);
+    }
+    thead.append(hr);
+    const tbody = el("tbody");
+    rows = t.map((token, i) => {
+      const tr = el("tr");
+      const th = el("th");
+      th.scope = "row";
+      const button = el("button", "attn-lab__pick", token);
+      button.type = "button";
+      Object.assign(button.style, {
+        font: "inherit",
+        color: "inherit",
+        textDecoration: "underline",
+        background: "none",
+        border: "none",
+        padding: "0",
+        cursor: "pointer",
+      });
+      button.addEventListener("click", () => lab.update({ query: i }));
+      th.append(button);
+      tr.append(th);
+      for (let j = 0; j < t.length; j++) tr.append(el("td", null, f2(res.S[i][j])));
+      tbody.append(tr);
+      return { tr, button, token };
+    });
+    grid.replaceChildren(thead, tbody);
+  }
+
+  /** Mark the picked query's row (outline and bold; aria-current for screen readers). */
+  function markRow(picked) {
+    rows.forEach(({ tr, button, token }, i) => {
+      const on = i === picked;
+      if (on) tr.setAttribute("aria-current", "true");
+      else tr.removeAttribute("aria-current");
+      tr.style.outline = on ? "2px solid var(--md-accent-fg-color)" : "";
+      tr.style.fontWeight = on ? "bold" : "";
+      button.setAttribute(
+        "aria-label",
+        on ? `Query ${i}: ${token} (picked)` : `Pick query ${i}: ${token}`,
+      );
+    });
+  }
+
   function render(res) {
     const t = res.tokens;
     const picked = res.query;
-    // the query picker: one option per token, "index: token"
-    query.replaceChildren(
-      ...t.map((token, i) => {
-        const option = el("option", null, `${i}: ${token}`);
-        option.value = String(i);
-        return option;
-      }),
-    );
+    const tokenKey = JSON.stringify(t);
+    if (tokenKey !== drawnTokens) {
+      // the query picker: one option per token, "index: token"
+      query.replaceChildren(
+        ...t.map((token, i) => {
+          const option = el("option", null, `${i}: ${token}`);
+          option.value = String(i);
+          return option;
+        }),
+      );
+      tokens.value = t.join(" ");
+      drawnTokens = tokenKey;
+    }
     query.value = String(picked);
-    tokens.value = t.join(" ");
     dHead.value = res.d_head;
 
     const s = res.shapes;
@@ -134,48 +197,12 @@ export function mount(body, lab) {
     boxes[0].firstChild.textContent = `The query q of “${t[picked]}”: its first ${n} of ${res.d_head} components`;
     summary.textContent = `Query “${t[picked]}” (${picked}): ${n} of its ${res.d_head} components shown. Its highest score is with the key of “${t[top]}” (${f2(res.scores[top])}), which gets weight ${Number(res.weights[top]).toFixed(3)}.`;
 
-    // the grid: a header row of keys, then one row per query whose header picks it
-    const thead = el("thead");
-    const hr = el("tr");
-    const corner = el("th", null, "query \\ key");
-    corner.scope = "col";
-    hr.append(corner);
-    for (const token of t) {
-      const th = el("th", null, token);
-      th.scope = "col";
-      hr.append(th);
+    const gridKey = JSON.stringify([t, res.d_head, res.seed]);
+    if (gridKey !== drawnGrid) {
+      drawGrid(res);
+      drawnGrid = gridKey;
     }
-    thead.append(hr);
-    const tbody = el("tbody");
-    t.forEach((token, i) => {
-      const tr = el("tr");
-      const th = el("th");
-      th.scope = "row";
-      const button = el("button", "attn-lab__pick", token);
-      button.type = "button";
-      Object.assign(button.style, {
-        font: "inherit",
-        color: "inherit",
-        textDecoration: "underline",
-        background: "none",
-        border: "none",
-        padding: "0",
-        cursor: "pointer",
-      });
-      button.setAttribute("aria-label", `Pick query ${i}: ${token}`);
-      button.addEventListener("click", () => lab.update({ query: i }));
-      th.append(button);
-      tr.append(th);
-      if (i === picked) {
-        tr.setAttribute("aria-current", "true");
-        tr.style.outline = "2px solid var(--md-accent-fg-color)";
-        tr.style.fontWeight = "bold";
-        button.setAttribute("aria-label", `Query ${i}: ${token} (picked)`);
-      }
-      for (let j = 0; j < t.length; j++) tr.append(el("td", null, f2(res.S[i][j])));
-      tbody.append(tr);
-    });
-    grid.replaceChildren(thead, tbody);
+    markRow(picked);
   }
 
   return {

@@ -21,7 +21,6 @@ S / sqrt(d_head) (lesson 3 explains both steps).
 
 from __future__ import annotations
 
-import functools
 import math
 import zlib
 
@@ -46,25 +45,39 @@ SCHEMA = (
     ),
     Param("query", "integer", 1, "Which token's query (0 is the first token).", 0, MAX_TOKENS - 1),
     Param("d_head", "integer", 16, "Width of queries and keys (d_head).", 2, D_MODEL),
-    Param("seed", "integer", 0, "Seed for the random embeddings and W_Q, W_K.", 0, 2**31 - 1),
+    Param("seed", "integer", 1, "Seed for the random embeddings and W_Q, W_K.", 0, 2**31 - 1),
 )
 LARGEST = {"tokens": [f"t{i}" for i in range(MAX_TOKENS)], "query": MAX_TOKENS - 1, "d_head": 64}
 
 
-@functools.lru_cache(maxsize=4096)  # a reader mostly changes the query, not the words
-def _token_embedding(token: str, seed: int) -> np.ndarray:
-    # crc32, not hash(): Python salts str hashes per process, and the page must match CPython.
-    rng = np.random.default_rng([seed, zlib.crc32(token.encode("utf-8"))])
-    vector = rng.standard_normal(D_MODEL)
-    vector.flags.writeable = False  # shared by the cache
-    return vector
+def _splitmix64(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on a uint64 array (Steele et al. 2014): well-mixed bits."""
+    z = z + np.uint64(0x9E3779B97F4A7C15)  # uint64 arrays wrap on overflow, as the hash needs
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def token_embeddings(tokens: list[str], seed: int) -> np.ndarray:
+    """Each token's fixed random embedding, (seq_len, d_model), standard normal components.
+
+    A function of the token's text and the seed only (crc32, not hash(): Python salts str
+    hashes per process, and the page must match CPython), drawn for all tokens at once from
+    a counter-based hash and the Box-Muller transform: no generator per token.
+    """
+    crc = np.array([zlib.crc32(t.encode("utf-8")) for t in tokens], dtype=np.uint64)
+    key = _splitmix64((crc << np.uint64(32)) | np.uint64(seed))  # (seq_len,)
+    counter = np.arange(2 * D_MODEL, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    bits = _splitmix64(key[:, None] + counter[None, :])  # (seq_len, 2 * d_model)
+    u = ((bits >> np.uint64(11)).astype(float) + 0.5) * 2.0**-53  # uniform in (0, 1)
+    u1, u2 = u[:, :D_MODEL], u[:, D_MODEL:]
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)  # Box-Muller
 
 
 def embeddings(tokens: list[str], seed: int) -> np.ndarray:
     """X, shape (seq_len, d_model): each token's random embedding plus its position's."""
     positions = np.random.default_rng([seed, 1]).standard_normal((len(tokens), D_MODEL))
-    words = np.stack([_token_embedding(t, seed) for t in tokens])  # (seq_len, d_model)
-    return words + POSITION_STD * positions
+    return token_embeddings(tokens, seed) + POSITION_STD * positions
 
 
 def projections(d_head: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -78,7 +91,7 @@ def projections(d_head: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def compute(params: dict) -> dict:
     """The lab's result for validated ``params`` (see :data:`SCHEMA`).
 
-    Returns ``tokens``, ``query`` (the picked index), ``d_model``, ``d_head``, ``shapes``
+    Returns ``tokens``, ``query`` (the picked index), ``seed``, ``d_model``, ``d_head``, ``shapes``
     (name -> [rows, cols] for X, W_Q, W_K, Q, K, S); ``q`` (d_head,), the picked query;
     ``shown_dims`` (how many of its first components to draw); ``scores`` (seq_len,),
     its dot product with every key (row ``query`` of ``S``); ``S`` (seq_len, seq_len),
@@ -103,6 +116,7 @@ def compute(params: dict) -> dict:
     return {
         "tokens": list(tokens),
         "query": query,
+        "seed": params["seed"],
         "d_model": D_MODEL,
         "d_head": d_head,
         "shapes": {
