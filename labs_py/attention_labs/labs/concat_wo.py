@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..params import Param
-from .eight_heads import D_HEAD, D_MODEL, KINDS, N_HEADS, SCHEMA as EIGHT_SCHEMA
-from .eight_heads import check_query, layer
+from .eight_heads import D_HEAD, D_MODEL, KINDS, N_HEADS, check_query, layer
+from .eight_heads import SCHEMA as EIGHT_SCHEMA
 
 SCHEMA = tuple(
     Param(p.name, p.kind, p.default, "The query token whose output is split.", p.minimum, p.maximum)

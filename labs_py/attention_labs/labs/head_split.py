@@ -17,7 +17,7 @@ SPLITS = (1, 2, 4, 8)  # the head counts compared side by side
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
 
 SCHEMA = (
-    Param("d_model", "integer", 512, "Width of the embeddings (must be a multiple of 8).", 8, 16384),
+    Param("d_model", "integer", 512, "Width of the embeddings (a multiple of 8).", 8, 16384),
     Param("n_heads", "integer", 8, "Number of heads whose shapes are listed.", 1, 128),
     Param("bias", "boolean", False, "Count the biases b_Q, b_K, b_V, b_O too."),
     Param("seq_len", "integer", 10, "Sentence length, for the shapes.", 1, 4096),

@@ -42,7 +42,9 @@ SCHEMA = (
         max_chars=32,
     ),
     Param("query", "integer", 3, "The query token (0 = the first token).", 0, 63),
-    Param("d_head", "integer", 4, f"Width of queries, keys and values (d_model is {D_MODEL}).", 1, D_MODEL),
+    Param(
+        "d_head", "integer", 4, f"Width of queries, keys and values (d_model is {D_MODEL}).", 1, 16
+    ),
     Param("seed", "integer", 0, "Seed for the random embeddings and weights.", 0, 2**31 - 1),
 )
 
@@ -79,9 +81,9 @@ def head_output(X, W_Q, W_K, W_V, W_O):
     (seq_len, seq_len) [query, key], weighted values O = A V (seq_len, d_head) and the
     update delta = O W_O (seq_len, d_model)."""
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (seq_len, d_head) each
-    O, A = scaled_dot_product_attention(Q, K, V)  # (seq_len, d_head), (seq_len, seq_len)
+    out, A = scaled_dot_product_attention(Q, K, V)  # (seq_len, d_head), (seq_len, seq_len)
     logits = Q @ K.T / math.sqrt(Q.shape[-1])  # (seq_len, seq_len), as inside the line above
-    return {"Q": Q, "K": K, "V": V, "logits": logits, "pattern": A, "O": O, "delta": O @ W_O}
+    return {"Q": Q, "K": K, "V": V, "logits": logits, "pattern": A, "O": out, "delta": out @ W_O}
 
 
 def _plane(x: np.ndarray, delta: np.ndarray) -> np.ndarray:
