@@ -46,7 +46,7 @@ Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (seq_len, d_head) each
 A = softmax(Q @ K.T / np.sqrt(d_head))  # (seq_len, seq_len)
 print("row sums:", A.sum(axis=-1))
 i = tokens.index("creature")
-print("weights of 'creature':", dict(zip(tokens, A[i].round(3), strict=True)))
+print("weights of 'creature':", {t: round(float(w), 3) for t, w in zip(tokens, A[i], strict=True)})
 
 # %% [markdown]
 # ## The weighted sum, W_O, and the residual add
