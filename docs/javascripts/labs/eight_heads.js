@@ -18,7 +18,7 @@ export function mount(body, lab) {
   const grid = el("div", "attn-heads");
   Object.assign(grid.style, {
     display: "grid",
-    gridTemplateColumns: "repeat(auto-fill, minmax(min(100%, 11rem), 1fr))",
+    gridTemplateColumns: "repeat(auto-fill, minmax(min(100%, 250px), 1fr))",
     gap: "0.8rem",
   });
   body.append(grid);
@@ -88,7 +88,7 @@ export function mount(body, lab) {
         colLabels: t,
         values: weights,
         masked: weights.map((r) => r.map(() => false)),
-        rowNotes: t.map(() => ""),
+        rowNotes: null,
       });
       const tr = el("tr");
       for (const v of [
