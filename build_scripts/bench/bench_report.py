@@ -293,11 +293,41 @@ def explorer_section(args) -> list[Row]:
     ]
 
 
+def labs_section(args) -> list[Row]:
+    """Every lab's recompute, defaults and largest settings (build_scripts/bench/bench_labs.py)."""
+    from build_scripts.bench import bench_labs
+
+    results = bench_labs.main(["--repeats", str(args.lab_repeats)])
+    rows = []
+    for name, entry in sorted(results.items()):
+        where = f"/{entry['page']}" if entry["page"] is not None else "no page embeds it"
+        for setting, target in (("default", 16), ("largest", 50)):
+            timed = entry.get(setting)
+            cpython = med(entry["cpython"][setting], digits=2)
+            if not timed:
+                rows.append(Row(f"lab {name}", f"{setting}: CPython compute", cpython, where))
+                continue
+            note = f"{where}; target < {target} ms; CPython compute {cpython}"
+            if timed["failed"]:
+                note += "; THE LAB REPORTED AN ERROR at these settings"
+            rows += [
+                Row(
+                    f"lab {name}",
+                    f"{setting}: control change to redrawn",
+                    med(timed["total"]),
+                    note,
+                ),
+                Row(f"lab {name}", f"{setting}: in the worker", med(timed["worker"]), ""),
+            ]
+    return rows
+
+
 # Every benchmark of the project, in report order. Add a line for a new one.
 SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "build": build_section,
     "budget": budget_section,
     "lab": lab_section,
+    "labs": labs_section,
     "precompute": precompute_section,
     "explorer": explorer_section,
 }
@@ -340,6 +370,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="cold runs (lab)")
     parser.add_argument("--repeats", type=int, default=30, help="recomputes per seq_len (lab)")
+    parser.add_argument("--lab-repeats", type=int, default=15, help="recomputes per lab setting")
     parser.add_argument("--only", default=",".join(SECTIONS), help="sections, comma-separated")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)

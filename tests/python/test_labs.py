@@ -363,3 +363,15 @@ def test_128_tokens_run(causal):
     assert weights.shape == (128, 128)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
     json.dumps(res, allow_nan=False)
+
+
+@pytest.mark.parametrize("name", sorted(LABS))
+def test_every_lab_declares_its_largest_settings_and_they_run(name):
+    # make bench times each lab at LARGEST (build_scripts/bench/bench_labs.py): it must be
+    # valid for the schema and not merely the defaults again.
+    largest = getattr(LABS[name], "LARGEST", None)
+    assert isinstance(largest, dict) and largest, f"labs/{name}.py has no LARGEST dict"
+    valid = validate_params(name, largest)
+    assert valid != validate_params(name, {}), f"{name}: LARGEST equals the defaults"
+    out = run_lab_json(name, json.dumps(largest))
+    assert json.loads(out)["ok"], out[:300]

@@ -56,6 +56,9 @@ SCHEMA = (
     Param("seed", "integer", 0, "Seed for the random vectors.", 0, 2**31 - 1),
 )
 
+# The heaviest settings the schema allows, for `make bench` (build_scripts/bench/bench_labs.py).
+LARGEST = {"tokens": [f"t{i}" for i in range(128)], "d_head": 256}
+
 D_MODEL = 64  # width of the synthetic word embeddings of the content preset
 STRENGTH = 0.5  # how much of a positional query is the code it looks for
 

@@ -76,6 +76,17 @@ SCHEMA = (
     ),
 )
 
+# The heaviest settings the schema allows, for `make bench` (build_scripts/bench/bench_labs.py):
+# the asset format's longest sentence, the widest head, the stored weights to compare with.
+_LARGEST_Q = np.random.default_rng(0).standard_normal((MAX_SEQ_LEN, MAX_D_HEAD))
+LARGEST = {
+    "tokens": [f"t{i}" for i in range(MAX_SEQ_LEN)],
+    "q": pack_vectors(_LARGEST_Q),
+    "k": pack_vectors(_LARGEST_Q[::-1]),
+    "d_head": MAX_D_HEAD,
+    "stored": base64.b64encode(bytes(MAX_SEQ_LEN * MAX_SEQ_LEN)).decode("ascii"),
+}
+
 
 def _vectors(params: dict, name: str, seq_len: int) -> np.ndarray:
     d_head = params["d_head"]

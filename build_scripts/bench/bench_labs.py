@@ -1,0 +1,153 @@
+"""`make bench`, every lab: how long one recompute takes, at the lab's defaults and at its
+largest settings, in headless Chromium and in CPython.
+
+Every page of the built site that embeds a lab (a ```` ```lab ```` fence) is opened once in
+one Chromium, against the built site on a local server; Python is started and, for the first
+instance of each lab found, the bench times ``update(params)`` (what a control change calls)
+until the widget has redrawn (the controller's ``lab:done`` event, after the widget's
+synchronous ``render``), median over ``--repeats``. Two parameter sets per lab:
+
+- default: the parameters of the lab's fence on that page (what a reader first sees);
+- largest: those with the lab module's ``LARGEST`` merged in (the heaviest computation its
+  schema allows; every lab declares one, tested in tests/python/test_labs.py).
+
+Beside each: the worker's own compute time (``lastComputeMs``), and the same ``compute``
+in CPython in this process. A lab that no page embeds is timed in CPython only. Targets
+from issue 12: under 16 ms at defaults, under 50 ms at the largest settings.
+A benchmark, not a test: it asserts nothing. Usage: python -m build_scripts.bench.bench_labs
+[--repeats 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import statistics
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+from build_scripts.gates.browser import launch  # noqa: E402
+from build_scripts.serve import make_server  # noqa: E402
+
+LAB_RE = re.compile(r'<div class="attn-lab" data-lab="([^"]+)"')
+
+TIME_JS = """async ([name, changes, repeats]) => {
+  const root = [...document.querySelectorAll('.attn-lab')].find((r) => r.attnLab?.lab === name);
+  const lab = root.attnLab;
+  const base = { ...lab.params, ...changes };
+  const once = (params) => new Promise((resolve) => {
+    root.addEventListener('lab:done', () => resolve(), { once: true });
+    lab.update(params);
+  });
+  // A real change each time where the lab has a seed (new random vectors), else the same
+  // parameters again: either way the worker computes and the widget redraws.
+  const vary = (i) => ('seed' in base ? { ...base, seed: (base.seed + i) % 1000 } : base);
+  await once(vary(0)); // the first call at these settings is not timed
+  const total = [], worker = [];
+  for (let i = 1; i <= repeats; i++) {
+    const t0 = performance.now();
+    await once(vary(i));
+    total.push(performance.now() - t0);
+    worker.push(lab.lastComputeMs);
+  }
+  const failed = root.dataset.status === 'error';
+  await once(lab.params = { ...base }); // leave the lab as it was asked for
+  return { total, worker, failed, params: base };
+}"""
+
+
+def lab_pages(site: Path) -> dict[str, str]:
+    """{lab name: URL path of the first page that embeds it}, in the site's page order."""
+    found: dict[str, str] = {}
+    for page in sorted(site.rglob("index.html")):
+        for name in LAB_RE.findall(page.read_text("utf-8")):
+            rel = page.parent.relative_to(site).as_posix()
+            found.setdefault(html.unescape(name), "" if rel == "." else rel + "/")
+    return found
+
+
+def cpython_ms(name: str, params: dict, repeats: int) -> list[float]:
+    """Times of ``compute`` for validated ``params`` in this CPython (first call untimed)."""
+    from attention_labs.labs import get_lab, validate_params
+
+    lab, valid = get_lab(name), validate_params(name, params)
+    lab.compute(valid)
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        lab.compute(valid)
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def browser_times(pw, base: str, pages: dict[str, str], repeats: int) -> dict:
+    """{lab: {"default": {...}, "largest": {...}}} timed in one Chromium page per site page."""
+    from attention_labs.labs import get_lab
+
+    out: dict = {}
+    browser = launch(pw)
+    try:
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        for path in dict.fromkeys(pages.values()):
+            page.goto(base + path)
+            page.wait_for_selector(".attn-lab[data-status]", timeout=60_000)
+            page.evaluate("() => window.AttnLabs.runtime.start()")
+            page.wait_for_selector(".attn-lab[data-runtime=ready]", timeout=180_000)
+            for name in [n for n, p in pages.items() if p == path]:
+                largest = getattr(get_lab(name), "LARGEST", {})
+                out[name] = {
+                    "page": path,
+                    "default": page.evaluate(TIME_JS, [name, {}, repeats]),
+                    "largest": page.evaluate(TIME_JS, [name, largest, repeats]),
+                }
+    finally:
+        browser.close()
+    return out
+
+
+def main(argv=None) -> dict:
+    """Time every lab; returns {lab: {"page", "default", "largest", "cpython": {...}}}."""
+    from attention_labs.labs import get_lab, lab_names
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args(argv)
+    site = ROOT / "site"
+    pages = lab_pages(site)
+    server = make_server(site, isolate=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with sync_playwright() as pw:
+            results = browser_times(pw, base, pages, args.repeats)
+    finally:
+        server.shutdown()
+    for name in lab_names():
+        largest = getattr(get_lab(name), "LARGEST", {})
+        entry = results.setdefault(name, {"page": None})
+        # The page's parameters where a page embeds the lab, else the schema's defaults.
+        defaults = entry["default"]["params"] if entry["page"] is not None else {}
+        entry["cpython"] = {
+            "default": cpython_ms(name, defaults, args.repeats),
+            "largest": cpython_ms(name, {**defaults, **largest}, args.repeats),
+        }
+    for name, entry in sorted(results.items()):
+        where = f"/{entry['page']}" if entry["page"] is not None else "no page"
+        parts = []
+        for setting in ("default", "largest"):
+            browser_ms = entry.get(setting, {}).get("total")
+            shown = f"{statistics.median(browser_ms):.1f} ms" if browser_ms else "–"
+            parts.append(
+                f"{setting} {shown} (CPython {statistics.median(entry['cpython'][setting]):.2f} ms)"
+            )
+        print(f"{name} ({where}): " + "; ".join(parts))
+    return results
+
+
+if __name__ == "__main__":
+    main()
