@@ -157,3 +157,12 @@ def test_exercises_tolerances_and_edge_cases():
     names = " ".join(c["name"] for c in code["checks"])
     for edge in ("one token", "d_head = 1", "not the keys", "sqrt(d_head)"):
         assert edge in names
+
+
+def test_values_do_not_depend_on_the_query_but_delta_does():
+    a, b = default(), default(query=5)
+    np.testing.assert_array_equal(a["values"], b["values"])
+    assert not np.allclose(a["delta"], b["delta"])
+    assert not np.allclose(default(seed=1)["values"], a["values"])
+    claim("The values do not depend on the query; only its weights do")
+    claim("*New random weights* draws new matrices, and everything changes.")
