@@ -39,6 +39,10 @@ def assert_close_tree(got, expected, path="result"):
         assert set(got) == set(expected), path
         for k in expected:
             assert_close_tree(got[k], expected[k], f"{path}.{k}")
+    elif isinstance(expected, list) and expected and isinstance(expected[0], dict):
+        assert len(got) == len(expected), path
+        for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+            assert_close_tree(g, e, f"{path}[{k}]")
     elif isinstance(expected, list) and expected and not isinstance(expected[0], str):
         np.testing.assert_allclose(
             np.array(got, dtype=float),

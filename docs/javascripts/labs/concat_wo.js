@@ -8,6 +8,14 @@ import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { reseedButton, sentenceControls } from "../ui/sentence.js";
 
+// Short names of what each head was built to do, so that a bar's label fits.
+const SHORT = {
+  "previous token": "previous",
+  "first token": "first",
+  "next token": "next",
+  "random content": "random",
+};
+
 export function mount(body, lab) {
   const controls = el("div", "attn-lab__controls");
   const kit = controlKit(lab, controls);
@@ -15,6 +23,9 @@ export function mount(body, lab) {
   reseedButton(kit, lab, controls, "New random weights");
   body.append(controls);
 
+  const stripLabel = el("p", "attn-lab__summary");
+  stripLabel.style.margin = "0.4rem 0 0";
+  body.append(stripLabel);
   const strip = el("ol", "attn-concat");
   strip.setAttribute("aria-label", "The concatenation: each head's block of the row");
   Object.assign(strip.style, {
@@ -45,10 +56,10 @@ export function mount(body, lab) {
     const t = res.tokens;
     const norms = Array.from(res.norms, Number);
     const blocks = res.widths.map((w, h) => {
-      const li = el("li", null, `head ${h}: ${res.offsets[h]}–${res.offsets[h] + w - 1}`);
+      const li = el("li", null, `h${h}: ${res.offsets[h]}–${res.offsets[h] + w - 1}`);
       Object.assign(li.style, {
         flex: `${w} 1 0`,
-        minWidth: "4.5rem",
+        minWidth: "3.4rem",
         margin: "0",
         padding: "0.15rem 0.25rem",
         border: "1px solid var(--md-default-fg-color--light)",
@@ -57,6 +68,7 @@ export function mount(body, lab) {
       return li;
     });
     strip.replaceChildren(...blocks);
+    stripLabel.textContent = `The concatenation: ${res.d_model} numbers, one block of ${res.widths[0]} per head (h = head, then the positions of its numbers).`;
     const biggest = norms.indexOf(Math.max(...norms));
     summary.textContent =
       `Query “${t[res.query]}”: ${res.widths.length} heads × ${res.widths[0]} = ${res.d_model} numbers concatenated. ` +
@@ -64,7 +76,7 @@ export function mount(body, lab) {
       `The contributions add up to the output: the largest difference is ${Number(res.sum_error).toExponential(1)}.`;
     bars.update({
       bars: norms.map((v, h) => ({
-        label: `head ${h} (${res.kinds[h]})`,
+        label: `h${h} ${SHORT[res.kinds[h]] ?? res.kinds[h]}`,
         value: v,
         highlight: h === biggest,
       })),

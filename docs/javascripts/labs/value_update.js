@@ -103,10 +103,10 @@ export function mount(body, lab) {
         ...values.map((v, j) => ({
           id: `v${j}`,
           to: v,
-          label: `v·W_O ${t[j]}`,
+          label: t[j],
           kind: "value",
         })),
-        { id: "delta0", to: delta, label: "Δ (weighted sum)", kind: "update" },
+        { id: "delta0", to: delta, label: "Δ", kind: "update" },
         { id: "x", to: x, label: `x (${t[i]})`, kind: "embedding" },
         { id: "delta", from: x, to: updated, label: "+Δ", kind: "update", dashed: true },
         { id: "updated", to: updated, label: "x + Δ", kind: "other" },

@@ -10,9 +10,9 @@
 
 const STYLE_ID = "attn-shape-diagram-style";
 const CSS = `
-.attn-shapes { list-style: none; margin: 0.6rem 0; padding: 0; display: flex; flex-wrap: wrap;
+ol.attn-shapes, .md-typeset ol.attn-shapes { list-style: none; margin: 0.6rem 0; padding: 0; display: flex; flex-wrap: wrap;
   gap: 0.35rem 0.2rem; align-items: center; font-size: 0.7rem; }
-.attn-shapes li { display: flex; flex-wrap: wrap; align-items: center; gap: 0.2rem; margin: 0; }
+.attn-shapes li, .md-typeset .attn-shapes li { display: flex; flex-wrap: wrap; align-items: center; gap: 0.2rem; margin: 0; }
 .attn-shapes__box { border: 1px solid var(--md-default-fg-color--light); border-radius: 0.2rem;
   padding: 0.1rem 0.35rem; background: var(--md-code-bg-color); color: var(--md-default-fg-color); }
 .attn-shapes__shape { font-family: var(--md-code-font-family, monospace); white-space: nowrap; }
