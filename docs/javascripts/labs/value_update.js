@@ -107,7 +107,7 @@ export function mount(body, lab) {
           kind: "value",
         })),
         { id: "delta0", to: delta, label: "Δ", kind: "update" },
-        { id: "x", to: x, label: `x (${t[i]})`, kind: "embedding" },
+        { id: "x", to: x, label: "x", kind: "embedding" },
         { id: "delta", from: x, to: updated, label: "+Δ", kind: "update", dashed: true },
         { id: "updated", to: updated, label: "x + Δ", kind: "other" },
       ],
