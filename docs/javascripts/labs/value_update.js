@@ -88,7 +88,9 @@ export function mount(body, lab) {
     const delta = pair(p.delta);
     const updated = pair(p.updated);
     const need = niceExtent([...values, x, delta, updated]);
-    if (!plane || need !== extent) {
+    // A new plane only when the arrows leave it or shrink to under half of it: drawing a
+    // new one costs more than redrawing arrows.
+    if (!plane || need > extent || need < extent / 2) {
       plane?.destroy();
       planeBox.replaceChildren();
       extent = need;
