@@ -48,9 +48,7 @@ PRESETS: dict[str, dict] = {
         token_types=2,
         pooler=True,
     ),
-    "gpt3-175b": dict(
-        label="GPT-3 175B", d_model=12288, n_layers=96, n_heads=96, context=2048
-    ),
+    "gpt3-175b": dict(label="GPT-3 175B", d_model=12288, n_layers=96, n_heads=96, context=2048),
     "llama2-70b": dict(
         label="Llama-2-70B",
         d_model=8192,
@@ -109,8 +107,10 @@ SCHEMA = (
         512,
     ),
     Param("d_ff", "integer", 3072, "Hidden width of each MLP.", 1, 131072),
-    Param("vocab", "integer", 50257, "Vocabulary size (rows of the token embedding).", 1, 1_000_000),
-    Param("context", "integer", 1024, "Context length (rows of learned positions).", 1, 1_048_576),
+    Param(
+        "vocab", "integer", 50257, "Vocabulary size (rows of the token embedding).", 1, 1_000_000
+    ),
+    Param("context", "integer", 1024, "Context length (rows of learned positions).", 1, 2**20),
     Param("biases", "boolean", True, "Linear maps have bias vectors."),
     Param("tied", "boolean", True, "The output matrix is the token embedding (counted once)."),
     Param(
