@@ -49,7 +49,7 @@ print(f"total {total:,}, of which attention {n_layers * attention:,}")
 from attention_labs.labs.param_calculator import PRESETS, count
 
 rows = {}
-for name, spec in PRESETS.items():
+for spec in PRESETS.values():
     c = count({k: v for k, v in spec.items() if k != "label"})
     rows[spec["label"]] = c
     parts = ", ".join(f"{k} {100 * v / c['total']:.1f}%" for k, v in c["parts"].items() if v)
