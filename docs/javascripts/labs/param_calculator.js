@@ -105,8 +105,12 @@ export function mount(body, lab) {
   // The counts of the model shown.
   const summary = el("p", "attn-lab__summary");
   summary.setAttribute("aria-live", "polite");
-  const tableWrap = el("div", "attn-lab__table-wrap");
-  const table = el("table", "attn-lab__table attn-params__table");
+  // Scrollable on a phone, so it takes keyboard focus and has a name (as ui/pattern-view.js).
+  const tableWrap = el("div", "attn-lab__table-scroll");
+  tableWrap.tabIndex = 0;
+  tableWrap.setAttribute("role", "region");
+  tableWrap.setAttribute("aria-label", "Table of the parameter counts");
+  const table = el("table", "attn-lab__rows attn-params__table"); // a class: Material leaves it unwrapped
   tableWrap.append(table);
   const chartBox = el("div", "attn-params__chart");
   body.append(summary, tableWrap, chartBox);

@@ -38,7 +38,7 @@ SCHEMA = (
 # The heaviest settings (`make bench`): the most tiles (16 x 16 of 4 x 4) and the widest heads.
 LARGEST = {"seq_len": 64, "d_head": 64, "block_q": 4, "block_k": 4}
 
-SWEEP = [2**k for k in range(6, 18)]  # seq_len 64 ... 131,072 for the plot
+SWEEP = [2**k for k in range(2, 18)]  # seq_len 4 ... 131,072 for the plot
 
 
 def tiled_attention(Q, K, V, block_q, block_k, causal=False, on_tile=None):
