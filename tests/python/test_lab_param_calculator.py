@@ -288,3 +288,10 @@ def test_bad_parameters_name_the_parameter_and_the_range(params, param, words):
     assert err.value.param == param and param in str(err.value) and words in str(err.value)
     out = json.loads(run_lab_json(LAB, json.dumps(params)))
     assert out["ok"] is False and out["param"] == param
+
+
+def test_largest_runs_and_stays_exact_in_a_double():
+    from attention_labs.labs.param_calculator import LARGEST
+
+    total = counts(**LARGEST)["total"]
+    assert 0 < total < 2**53  # the page's numbers are doubles: every count stays exact

@@ -140,7 +140,14 @@ SCHEMA = (
 )
 
 # The heaviest settings (`make bench`): the count is arithmetic, so any will do.
-LARGEST = {"preset": "custom", "d_model": 32768, "n_layers": 256, "n_heads": 256}
+LARGEST = {
+    "preset": "custom",
+    "d_model": 32768,
+    "n_layers": 256,
+    "n_heads": 256,
+    "n_kv_heads": 256,
+    "d_ff": 131072,
+}
 
 _CUSTOM_FIELDS = tuple(p.name for p in SCHEMA[1:])
 
