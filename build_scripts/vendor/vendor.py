@@ -12,7 +12,8 @@ What goes where (pins in build_scripts/vendor/vendor-lock.json):
   pyodide-lock.json from the npm tarball (Pyodide checks the same thing at load time).
 * KaTeX (npm ``katex``) -> <dest>/katex/; ajv (npm ``ajv-dist``, the JSON Schema validator
   of the real-map loader) -> <dest>/ajv/; d3-color, d3-interpolate, d3-scale-chromatic
-  (npm) -> <dest>/d3/.
+  (npm, on every page), and d3-array, d3-format, d3-path, d3-shape, d3-scale, d3-selection,
+  d3-axis (npm, loaded by renderers/charts.js on the pages that draw a chart) -> <dest>/d3/.
 
 Downloads go through ``npm pack`` and ``python -m pip download`` into the cache folder and are
 reused while their sha256 matches the pin. Nothing is written to <dest> unless it matches its

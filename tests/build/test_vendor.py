@@ -397,6 +397,9 @@ def test_real_lock_is_consistent():
     names = [p["name"] for p in lock["packages"]]
     assert names.index("pyodide") < names.index("numpy")
     assert {"d3-color", "d3-interpolate", "d3-scale-chromatic", "ajv-dist"} <= set(names)
+    # the charts (renderers/charts.js) load these on the pages that draw one
+    charts = {"d3-array", "d3-format", "d3-path", "d3-shape", "d3-scale", "d3-selection", "d3-axis"}
+    assert charts <= set(names)
     katex = by_name["katex"]["files"]
     assert {"katex.min.js", "katex.min.css", "contrib/auto-render.min.js"} <= set(katex)
     assert any(k.startswith("fonts/") and k.endswith(".woff2") for k in katex)
