@@ -27,7 +27,8 @@ const TOGGLES = [
 const PARTS = ["attention", "MLP", "embeddings", "norms", "other"];
 
 const int = (n) => Math.round(n).toLocaleString("en-US");
-const pct = (v) => `${v.toFixed(1)}%`;
+// Shares under 1% keep two decimals, so that biases and norms do not read as zero.
+const pct = (v) => (v === 0 ? "0%" : `${v.toFixed(Math.abs(v) < 1 ? 2 : 1)}%`);
 
 /** The fields of the model shown, as custom parameters (so editing one starts from it). */
 function customFrom(config) {
@@ -129,10 +130,12 @@ export function mount(body, lab) {
     const e = c.embedding_parts;
     const L = result.config.n_layers;
     const rows = [
-      ["Attention weights", pl.attention_weights, L * pl.attention_weights],
-      ["Attention biases", pl.attention_biases, L * pl.attention_biases],
-      ["MLP weights", pl.mlp_weights, L * pl.mlp_weights],
-      ["MLP biases", pl.mlp_biases, L * pl.mlp_biases],
+      ["Attention", pl.attention, c.parts.attention],
+      ["… weights", pl.attention_weights, L * pl.attention_weights],
+      ["… biases", pl.attention_biases, L * pl.attention_biases],
+      ["MLP", pl.mlp, c.parts.MLP],
+      ["… weights", pl.mlp_weights, L * pl.mlp_weights],
+      ["… biases", pl.mlp_biases, L * pl.mlp_biases],
       ["Norms", pl.norms, c.parts.norms],
       ["Token embedding", null, e.token],
       ["Position embedding", null, e.position],
@@ -148,10 +151,10 @@ export function mount(body, lab) {
       ["Non-embedding", pl.total, c.non_embedding],
     ];
     table.replaceChildren();
-    const caption = el("caption", null, `Parameters of ${result.label}`);
+    const caption = el("caption", null, `Parameters of ${result.label} (${L} layers)`);
     const head = el("thead");
     const hr = el("tr");
-    for (const h of ["Part", "One layer", `All ${L} layers / whole model`, "Share"]) {
+    for (const h of ["Part", "One layer", "Whole model", "Share"]) {
       const th = el("th", null, h);
       th.scope = "col";
       hr.append(th);

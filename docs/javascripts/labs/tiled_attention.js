@@ -196,7 +196,8 @@ export function mount(body, lab) {
       svg.append(t);
     };
     label("keys →", { x: 0, y: -8 });
-    label("queries ↓", { x: -8, y: 0, transform: "rotate(-90) translate(-70 0)" });
+    // Rotated a quarter turn: it reads upwards, ending at the grid's top-left corner.
+    label("← queries", { x: 0, y: -8, transform: "rotate(-90)", "text-anchor": "end" });
   }
 
   function render(r) {
