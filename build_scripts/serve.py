@@ -5,6 +5,9 @@
   accepts it (see build_scripts/compress.py);
 - ``sitemap.xml`` has the configured ``site_url`` replaced by this server's own address,
   so Material's instant navigation works on any port;
+- every file has a ``Last-Modified`` date and a request that already has it
+  (``If-Modified-Since``) gets ``304 Not Modified``, so a browser downloads Pyodide once and
+  then only checks it (``Cache-Control: no-cache``: a rebuilt file is fetched again);
 - ``--isolate`` adds the COOP/COEP headers that make a page cross-origin isolated.
 
 Usage: python -m build_scripts.serve [--port 8000] [--dir site] [--site-url URL]
@@ -13,6 +16,7 @@ Usage: python -m build_scripts.serve [--port 8000] [--dir site] [--site-url URL]
 from __future__ import annotations
 
 import argparse
+import email.utils
 import functools
 import os
 import sys
@@ -58,8 +62,26 @@ class SiteHandler(SimpleHTTPRequestHandler):
         gz = path.with_name(path.name + ".gz")
         accepts = "gzip" in self.headers.get("Accept-Encoding", "")
         if self.gzip and accepts and path.is_file() and gz.is_file():
+            if self._not_modified(gz):
+                return None
             return self._send_file(gz, self.guess_type(str(path)), encoding="gzip")
         return super().do_GET()
+
+    def _not_modified(self, path: Path) -> bool:
+        """Answer 304 if the browser's copy (If-Modified-Since) is as new as ``path``."""
+        since = self.headers.get("If-Modified-Since")
+        if not since:
+            return False
+        try:
+            cached = email.utils.parsedate_to_datetime(since).timestamp()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return False
+        if int(path.stat().st_mtime) > cached:
+            return False
+        self.send_response(304)
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return True
 
     def _send_sitemap(self, path: Path):
         origin = f"http://{self.headers.get('Host', '127.0.0.1')}/"
@@ -67,11 +89,16 @@ class SiteHandler(SimpleHTTPRequestHandler):
         self._send_bytes(body, "application/xml")
 
     def _send_file(self, path: Path, ctype: str, encoding: str):
-        self._send_bytes(path.read_bytes(), ctype, encoding)
+        modified = self.date_time_string(int(path.stat().st_mtime))
+        self._send_bytes(path.read_bytes(), ctype, encoding, modified)
 
-    def _send_bytes(self, body: bytes, ctype: str, encoding: str | None = None):
+    def _send_bytes(
+        self, body: bytes, ctype: str, encoding: str | None = None, modified: str | None = None
+    ):
         self.send_response(200)
         self.send_header("Content-Type", ctype)
+        if modified:
+            self.send_header("Last-Modified", modified)
         if encoding:
             self.send_header("Content-Encoding", encoding)
             self.send_header("Vary", "Accept-Encoding")

@@ -7,7 +7,8 @@ top-level fence to the module of its kind (``KINDS``): ``lab``, ``attention-map`
 ```numbers fences define the page's ``{{ expr }}`` values (``numbers``). Around that:
 ``lessons`` derives the nav's Lessons and Notebooks sections from the files and renders a
 lesson's prerequisites and notebook link, ``lesson_checks`` is the lesson gate,
-``notebooks`` writes the downloadable .ipynb files, and ``runtime`` (computed once, in
+``notebooks`` writes the downloadable .ipynb files, ``home`` lists the lesson plan on the
+home page and measures what a lab downloads, and ``runtime`` (computed once, in
 on_config) says where the browser finds Pyodide and the labs wheel.
 
 Modules here import each other relatively only: MkDocs imports this package as ``hooks``
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import attention_map, exercise, lab, lesson_checks, lessons, notebooks, numbers, pycell
+from . import attention_map, exercise, home, lab, lesson_checks, lessons, notebooks, numbers, pycell
 from . import runtime as runtime_config
 from .scanner import Page, front_matter_lines, scan
 
@@ -95,6 +96,8 @@ def on_page_markdown(markdown, page, config, files):
     if lesson_checks.is_lesson(src_path) and source is not None:
         lesson_checks.check_page(source, src_path)
     offset = front_matter_lines(markdown, source)
+    if src_path == "index.md":
+        markdown = home.expand(markdown, config["docs_dir"])  # the lesson plan
     markdown = render_page(markdown, src_path, line_offset=offset)
     return lessons.on_page_markdown(markdown, page, config, files)
 

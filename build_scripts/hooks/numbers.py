@@ -2,7 +2,8 @@
 
 A page defines its numbers in one or more hidden ```numbers fences of Python, run here (in
 order, top to bottom) with ``np`` (NumPy), ``math`` and ``attention_labs`` imported and
-``docs`` the docs folder (a ``pathlib.Path``, to read a committed asset):
+``docs`` the docs folder (a ``pathlib.Path``, to read a committed asset), and
+``lab_download()`` (hooks/home.py: the bytes a lab fetches to start, ``.sent``/``.raw``):
 
     ```numbers
     from attention_labs import softmax
@@ -28,6 +29,7 @@ from pathlib import Path
 import attention_labs
 import numpy as np
 
+from . import home
 from .scanner import Fence, FenceError, Page
 
 NAME = "numbers"
@@ -68,6 +70,7 @@ def new_namespace() -> dict:
         "math": math,
         "attention_labs": attention_labs,
         "docs": DOCS["dir"],
+        "lab_download": home.lab_download,  # what a lab fetches to start (home page)
         "__name__": "__numbers__",
     }
 

@@ -318,33 +318,10 @@ def test_charts_fit_390_px_with_legible_text(charts_page):
         page.set_viewport_size({"width": 1200, "height": 900})
 
 
-def test_update_is_fast(charts_page):
-    """update() time (median of 30, with the layout it causes) for a 130-point line chart
-    (two series), 12 bars and 6 vectors."""
+def test_updates_reuse_the_charts_nodes(charts_page):
+    """Repeated update() calls (how long they take is make bench's, through every lab's
+    recompute) keep each chart's node count instead of adding nodes."""
     page = charts_page.page
-    times = page.evaluate(
-        """() => {
-      const median = (f) => { const ts = []; for (let i = 0; i < 30; i++) {
-        const t0 = performance.now(); f(i); document.body.getBoundingClientRect();
-        ts.push(performance.now() - t0); }
-        return ts.sort((a, b) => a - b)[15]; };
-      const pts = (i, k) => Array.from({ length: 130 }, (_, j) => [j + 1, Math.sin(j / 10 + i) * k]);
-      return {
-        line: median((i) => made.line.update({ series: [{ name: "a", points: pts(i, 1) },
-          { name: "b", points: pts(i, 2), dashed: true }] })),
-        bars: median((i) => made.bars.update({ bars: Array.from({ length: 12 },
-          (_, j) => ({ label: `key ${j}`, value: Math.cos(i + j), highlight: j === i % 12 })) })),
-        plane: median((i) => made.plane.update({ vectors: Array.from({ length: 6 }, (_, j) => ({
-          id: `v${j}`, to: [Math.cos(i + j) * 2, Math.sin(i + j) * 2], label: `v${j}`,
-          kind: ["query", "key", "value", "embedding", "update", "other"][j], draggable: j < 3 })) })),
-      };
-    }"""
-    )
-    print(f"charts update() median ms: {times}")
-    # A guard against a slow regression (e.g. nodes piling up on each update), not the frame
-    # budget itself: on a quiet machine these are a few ms, on a busy shared one 3x more.
-    for name, ms in times.items():
-        assert ms < 40, f"{name}: update() took {ms:.1f} ms"
     # each update reuses the chart's nodes instead of adding more
     counts = page.evaluate(
         "() => [...document.querySelectorAll('#chart-host svg.attn-chart__svg')].map((s) => s.querySelectorAll('*').length)"

@@ -6,23 +6,31 @@
 // Loading: those scripts are not on every page. This module injects them once, in order, the
 // first time it is imported, and awaits them at its top level, so a widget that imports it
 // (`import { lineChart } from "../renderers/charts.js"`) runs only once they are there, and
-// then every function here is synchronous. About 28 kB as sent (gzip), on chart pages only.
+// then every function here is synchronous. With this file, about 42 kB as sent (gzip where
+// the site has a .gz copy), on chart pages only; the hidden table follows an update after
+// TABLE_DELAY_MS (its layout costs more than the drawing).
 //
 // Every chart is a <figure> that fills its container's width: the SVG's viewBox is its size
 // in CSS pixels, redrawn when the container is resized, so text keeps its size (12 px) on a
 // phone. Colours are the CSS variables --attn-chart-* (site.css, light and slate palettes);
 // series and kinds also differ by dash, marker shape or fill pattern, never colour alone.
 // Each figure has an accessible name and a visually hidden table of its data. Labels are
-// inserted as text, never as HTML. destroy() removes the nodes, listeners and observers.
+// inserted as text, never as HTML. destroy() removes the nodes, listeners, observers and
+// timers of its chart (the d3 scripts stay: they are shared by every chart of the site).
 
+// Each d3 module (in load order: each needs those before it) and a function it defines. Every
+// page already has d3-color and d3-interpolate (mkdocs.yml); a module is loaded only if its
+// function is missing.
 const LIBS = [
-  "d3-array",
-  "d3-format",
-  "d3-path",
-  "d3-shape",
-  "d3-scale",
-  "d3-selection",
-  "d3-axis",
+  ["d3-color", "rgb"],
+  ["d3-interpolate", "interpolateNumber"],
+  ["d3-array", "ticks"],
+  ["d3-format", "format"],
+  ["d3-path", "path"],
+  ["d3-shape", "line"],
+  ["d3-scale", "scaleLinear"],
+  ["d3-selection", "select"],
+  ["d3-axis", "axisBottom"],
 ];
 const FONT_PX = 12; // text size in the SVG (CSS pixels; the viewBox is 1:1)
 const CHAR_PX = 7; // a rough width of one character at FONT_PX, for laying out margins
@@ -35,7 +43,8 @@ const KINDS = ["query", "key", "value", "embedding", "update", "other"];
 function loadLibraries() {
   const base = new URL("../../vendor/d3/", import.meta.url);
   const loads = [];
-  for (const name of LIBS) {
+  for (const [name, defines] of LIBS) {
+    if (typeof globalThis.d3?.[defines] === "function") continue;
     let script = document.querySelector(`script[data-attn-lib="${name}"]`);
     if (!script) {
       script = document.createElement("script");
@@ -62,9 +71,7 @@ function loadLibraries() {
   return Promise.all(loads);
 }
 
-if (!(globalThis.d3?.axisBottom && d3.scaleLinear && d3.line && d3.select)) {
-  await loadLibraries();
-}
+await loadLibraries();
 
 let uid = 0;
 const nextId = (prefix) => `attn-chart-${prefix}-${++uid}`;
@@ -278,7 +285,10 @@ export function lineChart(container, options) {
     if (!(yhi > ylo)) yhi = ylo + 1;
     const y = d3.scaleLinear().domain([ylo, yhi]).range([innerH, 0]);
     if (fixed[0] == null || fixed[1] == null) {
-      const niced = y.copy().nice(Math.max(5, tickCount(innerH))).domain();
+      const niced = y
+        .copy()
+        .nice(Math.max(5, tickCount(innerH)))
+        .domain();
       y.domain([fixed[0] ?? niced[0], fixed[1] ?? niced[1]]);
     }
 
