@@ -197,7 +197,12 @@ def test_things_to_try_on_the_lab():
     )
     ratio = share(LLAMA, "attention") / share(GPT3, "attention")
     assert 0.45 < ratio < 0.6
-    claim("attention's share is about half GPT-3's, because of GQA")
+    claim("attention's share is about half GPT-3's: GQA shrinks `W_K` and `W_V`")
+    d = 8192
+    per_layer = LLAMA["per_layer"]
+    assert per_layer["attention"] < 4 * d * d  # GQA: smaller than square W_K, W_V
+    assert per_layer["mlp"] / d**2 > GPT3["per_layer"]["mlp"] / 12288**2  # larger MLP
+    claim("the gated MLP, with its third matrix, is larger")
     # n_kv_heads shrinks attention; n_heads (a divisor) does not move the total
     base = {"preset": "custom"}
     total = run_lab("param_calculator", base)["result"]["counts"]["total"]
