@@ -12,7 +12,6 @@ from attention_labs import causal_mask, scaled_dot_product_attention, softmax
 from attention_labs.labs import run_lab, run_lab_json
 from attention_labs.labs.tiled_attention import (
     LARGEST,
-    bench_seq_len_256,
     memory_floats,
     random_qkv,
     tiled_attention,
@@ -179,8 +178,3 @@ def test_largest_runs_and_is_exact():
 def test_output_is_strict_json():
     out = run_lab(LAB, {"causal": True})
     assert json.loads(json.dumps(out, allow_nan=False)) == out
-
-
-def test_bench_returns_both_times_in_ms():
-    out = bench_seq_len_256(repeat=1)
-    assert out["seq_len"] == 256 and out["tiled_ms"] > 0 and out["plain_ms"] > 0

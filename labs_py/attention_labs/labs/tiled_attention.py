@@ -18,7 +18,6 @@ two methods hold, and work and memory against seq_len for a plot.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -200,30 +199,4 @@ def compute(params: dict) -> dict:
             "memory_plain": [memory_floats(s, d, bq, bk)["plain"] for s in SWEEP],
             "memory_tiled": [memory_floats(s, d, bq, bk)["tiled"] for s in SWEEP],
         },
-    }
-
-
-def bench_seq_len_256(d_head: int = 64, block: int = 64, repeat: int = 5) -> dict:
-    """CPython time of :func:`tiled_attention` and of plain attention at seq_len 256.
-
-    Returns ``{"seq_len", "d_head", "block", "tiled_ms", "plain_ms"}``, each time the best
-    of ``repeat`` runs, for `make bench`. Which is faster in NumPy on a CPU says little
-    about a GPU, where what tiling saves is traffic to slow memory.
-    """
-    Q, K, V = random_qkv(256, d_head, 0)
-
-    def best(fn):
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1000)
-        return min(times)
-
-    return {
-        "seq_len": 256,
-        "d_head": d_head,
-        "block": block,
-        "tiled_ms": best(lambda: tiled_attention(Q, K, V, block, block)),
-        "plain_ms": best(lambda: scaled_dot_product_attention(Q, K, V)),
     }
