@@ -27,8 +27,10 @@ test: $(VENV)/.test-installed build lint
 ## bench: every benchmark (build, page bytes, the lab and the explorer in headless Chromium, the precompute;
 ##   not a test), one table with the machine in bench-results/REPORT.md (commit it: the About
 ##   page shows it)
+# One BLAS thread, as NumPy has in the browser: small products are then not dominated by
+# thread wake-ups, and CPython's lab timings are comparable to the page's.
 bench: $(VENV)/.test-installed node_modules/.installed build
-	$(PY) -m build_scripts.bench.bench_report
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m build_scripts.bench.bench_report
 
 ## precompute: real attention maps (MiniLM, and GPT-2 when its weights are here) into docs/assets/attention/
 precompute: $(VENV)/.precompute-installed

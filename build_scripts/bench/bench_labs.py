@@ -84,6 +84,31 @@ def cpython_ms(name: str, params: dict, repeats: int) -> list[float]:
     return out
 
 
+def tiled_vs_plain(seq_len: int = 256, d_head: int = 64, block: int = 64, repeats: int = 5):
+    """CPython ms (median of ``repeats``) of lesson 8's ``tiled_attention`` (online softmax,
+    ``block`` x ``block`` tiles) and of plain attention on the same random Q, K, V: what the
+    tiles cost in NumPy on a CPU (on a GPU, what they save is traffic to slow memory)."""
+    from attention_labs import scaled_dot_product_attention
+    from attention_labs.labs.tiled_attention import random_qkv, tiled_attention
+
+    Q, K, V = random_qkv(seq_len, d_head, 0)
+
+    def times(fn):
+        fn()
+        out = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1e3)
+        return out
+
+    return {
+        "tiled": times(lambda: tiled_attention(Q, K, V, block, block)),
+        "plain": times(lambda: scaled_dot_product_attention(Q, K, V)),
+        "what": f"seq_len {seq_len}, d_head {d_head}, {block}x{block} tiles",
+    }
+
+
 def browser_times(pw, base: str, pages: dict[str, str], repeats: int) -> dict:
     """{lab: {"default": {...}, "largest": {...}}} timed in one Chromium page per site page."""
     from attention_labs.labs import get_lab

@@ -319,6 +319,16 @@ def labs_section(args) -> list[Row]:
                 ),
                 Row(f"lab {name}", f"{setting}: in the worker", med(timed["worker"]), ""),
             ]
+    tiled = bench_labs.tiled_vs_plain()
+    for kind in ("tiled", "plain"):
+        rows.append(
+            Row(
+                "lesson 8, tiled vs plain attention (CPython)",
+                f"{kind}: {tiled['what']}",
+                med(tiled[kind], digits=2),
+                "NumPy on this CPU; float64",
+            )
+        )
     return rows
 
 

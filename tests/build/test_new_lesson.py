@@ -23,13 +23,13 @@ def project(tmp_path):
 
 def test_scaffolded_lesson_is_in_the_nav_and_builds(project, capsys):
     nav_before = (project / "mkdocs.yml").read_text("utf-8")
-    assert main(["14-multi-head-attention", "--root", str(project)]) == 0
+    assert main(["90-multi-head-attention", "--root", str(project)]) == 0
     out = capsys.readouterr().out
-    assert "wrote docs/lessons/14-multi-head-attention.md" in out
-    assert "wrote docs/notebooks/14-multi-head-attention.py" in out
-    assert "wrote tests/lessons/test_14_multi_head_attention.py" in out
+    assert "wrote docs/lessons/90-multi-head-attention.md" in out
+    assert "wrote docs/notebooks/90-multi-head-attention.py" in out
+    assert "wrote tests/lessons/test_90_multi_head_attention.py" in out
     assert (project / "mkdocs.yml").read_text("utf-8") == nav_before  # no nav edit
-    lesson = project / "docs" / "lessons" / "14-multi-head-attention.md"
+    lesson = project / "docs" / "lessons" / "90-multi-head-attention.md"
     text = lesson.read_text("utf-8")
     assert text.startswith("---\ntitle: Multi head attention\n")
     assert "$title" not in text
@@ -37,26 +37,26 @@ def test_scaffolded_lesson_is_in_the_nav_and_builds(project, capsys):
         assert not template.is_relative_to(ROOT / "docs")  # never built as a page
 
     known = lessons.discover(project / "docs")
-    problems = lesson_problems(text, "docs/lessons/14-multi-head-attention.md", known_lessons=known)
+    problems = lesson_problems(text, "docs/lessons/90-multi-head-attention.md", known_lessons=known)
     proc, output = mkdocs_build(project / "site", project / "mkdocs.yml")
     assert set(REQUIRED_FENCES) <= {"lab", "exercise"}  # the template holds one of each
     assert problems == []
     assert proc.returncode == 0, output
-    page = (project / "site" / "lessons" / "14-multi-head-attention" / "index.html").read_text()
+    page = (project / "site" / "lessons" / "90-multi-head-attention" / "index.html").read_text()
     assert 'class="attn-lab"' in page
-    assert "../../notebooks/14-multi-head-attention/" in page  # the build links the notebook
+    assert "../../notebooks/90-multi-head-attention/" in page  # the build links the notebook
     assert 'href="../03-attention-pattern/"' in page  # its prerequisite, as a link
     assert "(0.659, 0.242, 0.099)" in page and "{{ weights" not in page  # numbers computed
     home = (project / "site" / "index.html").read_text("utf-8")
-    assert "lessons/14-multi-head-attention/" in home  # in the nav of every page
-    assert "notebooks/14-multi-head-attention/" in home
-    notebook = project / "site" / "notebooks" / "14-multi-head-attention.ipynb"
+    assert "lessons/90-multi-head-attention/" in home  # in the nav of every page
+    assert "notebooks/90-multi-head-attention/" in home
+    notebook = project / "site" / "notebooks" / "90-multi-head-attention.ipynb"
     assert notebook.is_file()
 
 
 def test_scaffolded_claims_test_passes(project):
-    assert main(["15-scores", "--root", str(project)]) == 0
-    test = project / "tests" / "lessons" / "test_15_scores.py"
+    assert main(["91-scores", "--root", str(project)]) == 0
+    test = project / "tests" / "lessons" / "test_91_scores.py"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
         cwd=project,

@@ -1,0 +1,187 @@
+// Widget for the meaning_shift lab (labs_py/attention_labs/labs/meaning_shift.py): a
+// sentence picker, one weight slider per context word, the 2-D plane (embedding, context
+// words, the update Δ from the embedding's tip, the updated vector, the senses as labelled
+// points) and tables of the weights and of the cosines before and after. Found by
+// labs/controller.js from the lab's name.
+import { vectorPlane } from "../renderers/charts.js";
+import { controlKit } from "../ui/controls.js";
+import { el } from "../ui/dom.js";
+
+const f2 = (v) => Number(v).toFixed(2);
+const vec = (v) => `(${f2(v[0])}, ${f2(v[1])})`;
+
+/** A small table: a caption, a header row and rows of text (never HTML). */
+function table(caption, header) {
+  const t = el("table", "attn-lab__rows");
+  t.createCaption().textContent = caption;
+  const tr = t.createTHead().insertRow();
+  for (const h of header) {
+    const th = el("th", null, h);
+    th.scope = "col";
+    tr.append(th);
+  }
+  const body = t.createTBody();
+  const fill = (rows) =>
+    body.replaceChildren(
+      ...rows.map((row) => {
+        const r = el("tr");
+        row.forEach((text, i) => {
+          const cell = el(i === 0 ? "th" : "td", null, String(text));
+          if (i === 0) cell.scope = "row";
+          r.append(cell);
+        });
+        return r;
+      }),
+    );
+  return { table: t, fill };
+}
+
+export function mount(body, lab) {
+  const controls = el("div", "attn-lab__controls");
+  const kit = controlKit(lab, controls);
+  const { spec, field } = kit;
+
+  const sentence = field("sentence", "Sentence", el("select"));
+  for (const choice of spec.sentence.choices) {
+    const option = el("option", null, spec.sentence.labels[choice] || choice);
+    option.value = choice;
+    sentence.append(option);
+  }
+  sentence.value = lab.params.sentence;
+  sentence.addEventListener("change", () => lab.update({ sentence: sentence.value }));
+
+  // One slider per context word; its label names the word (set in render).
+  const sliders = ["w1", "w2", "w3"].map((name) => {
+    const out = el("output", "attn-lab__value");
+    const input = field(name, name, el("input"), out);
+    Object.assign(input, { type: "range", min: 0, max: 1, step: 0.05, value: lab.params[name] });
+    out.htmlFor = input.id;
+    out.textContent = f2(lab.params[name]);
+    input.addEventListener("input", () => {
+      out.textContent = f2(input.value);
+      lab.update({ [name]: Number(input.value) });
+    });
+    const label = input.closest(".attn-lab__field").querySelector("label");
+    return { name, input, out, label };
+  });
+  const note = el(
+    "p",
+    "attn-lab__hint",
+    "The sliders are raw weights: the lab divides each by their sum, so the weights it uses add up to 1.",
+  );
+  controls.append(note);
+  body.append(controls);
+
+  const sentenceLine = el("p", "attn-lab__sentence");
+  sentenceLine.setAttribute("aria-live", "polite");
+  const figure = el("div", "attn-lab__figure");
+  const plane = vectorPlane(figure, {
+    label:
+      "The ambiguous word's embedding x, the context words' vectors, the update Δ drawn from the tip of x, the updated vector x + Δ, and the senses as labelled points (a hand-built 2-D space).",
+    extent: 2.5,
+  });
+  const caption = el(
+    "p",
+    "attn-lab__hint",
+    "Arrows from the origin: each context word's vector, the embedding x and the updated vector x + Δ. Dashed: the update Δ, from the tip of x to x + Δ. Dots: the senses.",
+  );
+  figure.append(caption);
+  const summary = el("p", "attn-lab__cell");
+  summary.setAttribute("aria-live", "polite");
+  const weights = table("Weights on the context words", [
+    "Context word",
+    "Slider",
+    "Weight",
+    "Vector",
+  ]);
+  const vectors = table("The vectors", ["", "x", "y"]);
+  const cosines = table("Cosine similarity with each sense", ["Sense", "x", "x + Δ"]);
+  const tables = el("div", "attn-lab__table-scroll");
+  tables.tabIndex = 0;
+  tables.setAttribute("role", "region");
+  tables.setAttribute("aria-label", "The lab's numbers");
+  tables.append(weights.table, vectors.table, cosines.table);
+  Object.assign(tables.style, { display: "flex", flexWrap: "wrap", gap: "0 1.5rem" });
+  body.append(sentenceLine, figure, summary, tables);
+
+  function render(res) {
+    const word = res.word;
+    // the sentence, the word in bold and each context word numbered (text, never HTML)
+    const parts = [];
+    res.tokens.forEach((token, i) => {
+      if (i) parts.push(" ");
+      const j = res.context_index.indexOf(i);
+      if (i === res.word_index) parts.push(el("strong", null, token));
+      else if (j >= 0) {
+        const span = el("span", "attn-lab__context", token);
+        span.style.textDecoration = "underline";
+        span.append(el("sup", null, String(j + 1)));
+        parts.push(span);
+      } else parts.push(token);
+    });
+    sentenceLine.replaceChildren(...parts);
+
+    sliders.forEach((s, j) => {
+      s.label.textContent = `Weight on “${res.context_words[j]}”`;
+      s.input.value = res.raw_weights[j];
+      s.out.textContent = f2(res.raw_weights[j]);
+      s.input.setAttribute(
+        "aria-valuetext",
+        `${f2(res.raw_weights[j])}, weight ${f2(res.weights[j])}`,
+      );
+    });
+    sentence.value = lab.params.sentence;
+
+    const x = Array.from(res.embedding);
+    const updated = Array.from(res.updated);
+    plane.update({
+      vectors: [
+        ...res.context_words.map((w, j) => ({
+          id: `c${j + 1}`,
+          to: Array.from(res.context_vectors[j]),
+          label: w,
+          kind: "other",
+        })),
+        { id: "x", to: x, label: `x: ${word}`, kind: "embedding" },
+        // Δ ends where x + Δ does: one label there ("x + Δ"); the caption names the dash.
+        { id: "delta", from: x, to: updated, label: "", kind: "update", dashed: true },
+        { id: "updated", to: updated, label: "x + Δ", kind: "embedding" },
+      ],
+      points: res.sense_names.map((name, i) => ({
+        at: Array.from(res.sense_vectors[i]),
+        label: name,
+      })),
+    });
+
+    const before = res.sense_names[res.nearest_before];
+    const after = res.sense_names[res.nearest_after];
+    summary.textContent = res.reads_nothing
+      ? `Every slider is at 0: “${word}” reads nothing, so Δ = 0 and x + Δ is x, nearest to the ${before} sense.`
+      : `Nearest sense of “${word}”: ${before} (cosine ${f2(res.cos_before[res.nearest_before])}) before the update, ${after} (cosine ${f2(res.cos_after[res.nearest_after])}) after it.`;
+
+    weights.fill(
+      res.context_words.map((w, j) => [
+        w,
+        f2(res.raw_weights[j]),
+        f2(res.weights[j]),
+        vec(res.context_vectors[j]),
+      ]),
+    );
+    vectors.fill([
+      [`x (${word})`, f2(x[0]), f2(x[1])],
+      ["Δ", f2(res.delta[0]), f2(res.delta[1])],
+      ["x + Δ", f2(updated[0]), f2(updated[1])],
+    ]);
+    cosines.fill(
+      res.sense_names.map((name, i) => [name, f2(res.cos_before[i]), f2(res.cos_after[i])]),
+    );
+  }
+
+  return {
+    render,
+    controls,
+    inputs: kit.inputs,
+    markInvalid: kit.markInvalid,
+    destroy: () => plane.destroy(),
+  };
+}

@@ -1,0 +1,80 @@
+// The sentence and query-token controls shared by the lab widgets of lessons 5 and 6
+// (labs/value_update.js, labs/eight_heads.js, labs/concat_wo.js).
+//
+//   const sentence = sentenceControls(kit, lab, {query: true});
+//   sentence.render(result)   refresh the query picker from result.tokens and result.query
+//
+// The tokens field is whitespace-separated text (applied on Enter or change); the query is
+// a <select> of the sentence's tokens (text, never HTML). A shorter sentence keeps the query
+// within it: the update that changes the tokens also moves the query to the last token.
+import { el } from "./dom.js";
+
+export function sentenceControls(kit, lab, { query = false } = {}) {
+  const { spec, field } = kit;
+  const tokens = field("tokens", "Tokens", el("input"));
+  tokens.type = "text";
+  tokens.value = lab.params.tokens.join(" ");
+  tokens.spellcheck = false;
+  const tokSpec = spec.tokens;
+  const hint = el(
+    "span",
+    "attn-lab__hint",
+    `Separate tokens with spaces (up to ${tokSpec.max_items}, each up to ${tokSpec.max_chars} characters); press Enter to apply.`,
+  );
+  hint.id = kit.id("tokens-hint");
+  tokens.setAttribute("aria-describedby", hint.id);
+  tokens.parentElement.after(hint);
+
+  let picker = null;
+  tokens.addEventListener("change", () => {
+    const words = tokens.value.trim().split(/\s+/).filter(Boolean);
+    const changes = { tokens: words };
+    if (picker && words.length && lab.params.query >= words.length)
+      changes.query = words.length - 1;
+    lab.update(changes);
+  });
+
+  if (query) {
+    picker = field("query", "Query token", el("select"));
+    picker.addEventListener("change", () => lab.update({ query: Number(picker.value) }));
+  }
+
+  function render(result) {
+    if (!picker) return;
+    const options = result.tokens.map((t, i) => {
+      const option = el("option", null, `${i}: ${t}`);
+      option.value = String(i);
+      return option;
+    });
+    picker.replaceChildren(...options);
+    picker.value = String(result.query);
+  }
+
+  return { tokens, picker, render };
+}
+
+/** A "New random ..." button that moves the lab's seed on by one. */
+export function reseedButton(kit, lab, controls, text) {
+  const button = el("button", "md-button attn-lab__reseed", text);
+  button.type = "button";
+  button.addEventListener("click", () =>
+    lab.update({ seed: (lab.params.seed + 1) % kit.spec.seed.maximum }),
+  );
+  controls.append(button);
+  return button;
+}
+
+/** A labelled whole-number input bound to parameter `name` (limits from the schema). */
+export function integerField(kit, lab, name, label) {
+  const p = kit.spec[name];
+  const input = kit.field(name, label, el("input"));
+  Object.assign(input, {
+    type: "number",
+    min: p.minimum,
+    max: p.maximum,
+    step: 1,
+    value: lab.params[name],
+  });
+  input.addEventListener("change", () => kit.numberChanged(input, name));
+  return input;
+}

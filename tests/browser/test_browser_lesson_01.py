@@ -1,0 +1,78 @@
+"""Lesson 1's lab (meaning_shift) in headless Chromium with real Pyodide: the page shows the
+build's result, a slider recomputes in Pyodide, and the result equals CPython's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attention_labs.labs import run_lab
+from helpers import RecordedPage
+
+LESSON = "lessons/01-why-attention/"
+PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
+
+STATE_JS = """(sel) => { const c = document.querySelector(sel).attnLab;
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
+    : Array.isArray(v) ? v.map(plain)
+    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+    : v;
+  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(server.base + LESSON)
+    yield rec
+    rec.context.close()
+
+
+def same_as_cpython(state):
+    expected = run_lab("meaning_shift", state["params"])["result"]
+    got = state["result"]
+    for key in ("tokens", "context_words", "sense_names", "nearest_before", "nearest_after"):
+        assert got[key] == expected[key], key
+    for key in ("weights", "delta", "updated", "cos_before", "cos_after", "context_vectors"):
+        np.testing.assert_allclose(got[key], expected[key], rtol=0, atol=1e-12, err_msg=key)
+
+
+def test_meaning_shift_slider_recomputes_in_pyodide_equal_to_cpython(page):
+    p = page.page
+    lab = ".attn-lab[data-lab=meaning_shift]"
+    p.wait_for_selector(f"{lab}[data-status=initial]")
+    initial = p.evaluate(STATE_JS, lab)
+    assert initial["runs"] == 0
+    same_as_cpython(initial)  # the build's result, drawn before Python
+    assert p.locator(f"{lab} figure.attn-chart").count() == 1
+    assert "animal (cosine" in p.locator(f"{lab} .attn-lab__cell").inner_text()
+
+    p.locator(lab).scroll_into_view_if_needed()
+    slider = p.locator("input[id$='-w3']")
+    slider.fill("0.2")  # weight on "lawn"
+    p.wait_for_function(
+        f"() => Number(document.querySelector('{lab}').dataset.runs || 0) >= 1",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+    state = p.evaluate(STATE_JS, lab)
+    assert state["params"]["w3"] == 0.2
+    same_as_cpython(state)
+    # the table shows the new weight; the label names the context word
+    assert p.locator("label[for$='-w3']").inner_text() == "Weight on “lawn”"
+    weight = f"{state['result']['weights'][2]:.2f}"
+    assert (
+        p.locator(f"{lab} table", has_text="Weights on the context words")
+        .locator("td", has_text=weight)
+        .count()
+        >= 1
+    )
+
+    p.select_option("select[id$='-sentence']", "bank_river")
+    p.wait_for_function(
+        f"() => Number(document.querySelector('{lab}').dataset.runs || 0) >= 2",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+    state = p.evaluate(STATE_JS, lab)
+    same_as_cpython(state)
+    assert p.locator("label[for$='-w1']").inner_text() == "Weight on “fished”"
+    assert page.errors == []
+    assert page.external_requests() == []

@@ -1,0 +1,90 @@
+"""Lesson 2's labs (qk_geometry, query_picker) in headless Chromium with real Pyodide, on
+one page and one Python start: a control moved (an arrow head by keyboard, a query picked)
+recomputes in Pyodide and the result equals CPython's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attention_labs.labs import run_lab
+from helpers import RecordedPage
+
+LESSON = "lessons/02-queries-and-keys/"
+PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
+
+STATE_JS = """(sel) => { const c = document.querySelector(sel).attnLab;
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
+    : Array.isArray(v) ? v.map(plain)
+    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+    : v;
+  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(server.base + LESSON)
+    rec.page.wait_for_selector(".attn-lab[data-lab=qk_geometry][data-status]")
+    rec.page.wait_for_selector(".attn-lab[data-lab=query_picker][data-status]")
+    yield rec
+    rec.context.close()
+
+
+def wait_for_runs(p, lab, n):
+    p.wait_for_function(
+        f"() => Number(document.querySelector('{lab}').dataset.runs || 0) >= {n}",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+
+
+def close(got, expected, keys):
+    for key in keys:
+        np.testing.assert_allclose(got[key], expected[key], rtol=0, atol=1e-12, err_msg=key)
+
+
+def test_qk_geometry_keyboard_drag_recomputes_equal_to_cpython(page):
+    p = page.page
+    lab = ".attn-lab[data-lab=qk_geometry]"
+    state = p.evaluate(STATE_JS, lab)
+    keys = ("scores", "weights", "cosines", "key_lengths", "angles_deg", "query", "keys")
+    close(state["result"], run_lab("qk_geometry", state["params"])["result"], keys)
+    p.locator(lab).scroll_into_view_if_needed()
+    handle = p.locator(f"{lab} [role=slider][data-id=q]")
+    assert handle.get_attribute("aria-valuetext") == "x 2.00, y 1.00"
+    handle.focus()
+    p.keyboard.press("ArrowUp")  # the query's head: (2, 1) -> (2, 1.1)
+    wait_for_runs(p, lab, 1)
+    state = p.evaluate(STATE_JS, lab)
+    assert state["params"]["qx"] == 2.0 and state["params"]["qy"] == pytest.approx(1.1)
+    expected = run_lab("qk_geometry", state["params"])["result"]
+    close(state["result"], expected, keys)
+    # the bars and the table show the new scores
+    score = f"{expected['scores'][2]:.2f}"  # key 3 is no longer at a right angle
+    assert score != "0.00"
+    assert p.locator(f"{lab} details table td", has_text=f"= {score}").count() == 1
+    assert page.errors == []
+
+
+def test_query_picker_pick_a_query_recomputes_equal_to_cpython(page):
+    p = page.page
+    lab = ".attn-lab[data-lab=query_picker]"
+    p.locator(lab).scroll_into_view_if_needed()
+    before = p.evaluate(STATE_JS, lab)["runs"]
+    p.select_option("select[id$='-query']", "4")  # "tunnel"
+    wait_for_runs(p, lab, before + 1)
+    state = p.evaluate(STATE_JS, lab)
+    assert state["params"]["query"] == 4
+    expected = run_lab("query_picker", state["params"])["result"]
+    close(state["result"], expected, ("q", "scores", "weights", "S"))
+    assert state["result"]["shapes"] == expected["shapes"]
+    row = p.locator(f"{lab} table.attn-lab__grid tr[aria-current=true]")
+    assert row.locator("th").inner_text() == "tunnel"
+    # a row header picks its query too
+    p.locator(f"{lab} table.attn-lab__grid button", has_text="lawn").click()
+    wait_for_runs(p, lab, before + 2)
+    state = p.evaluate(STATE_JS, lab)
+    assert state["params"]["query"] == 7
+    close(state["result"], run_lab("query_picker", state["params"])["result"], ("scores",))
+    assert "(8, 64)" in p.locator(f"{lab} .attn-lab__shapes").inner_text()
+    assert page.errors == []
+    assert page.external_requests() == []

@@ -1,0 +1,64 @@
+"""Lesson 5's lab (value_update) in headless Chromium with real Pyodide: the build's result
+first, then the query, d_head, sentence and seed recomputed in the browser, equal to
+CPython; the shape diagram follows d_head and seq_len. One page, one Pyodide start."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import RecordedPage
+from lessons_56 import PYTHON_TIMEOUT_MS, assert_same_as_cpython, lab, press, wait_for_runs
+
+LESSON = "lessons/05-values-and-the-update/"
+NAME = "value_update"
+ROOT = lab(NAME)
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(rec.base + LESSON)
+    yield rec
+    assert rec.errors == []
+    assert rec.external_requests() == []
+    rec.context.close()
+
+
+def diagram(p) -> str:
+    return " ".join(p.locator(f"{ROOT} .attn-shapes").inner_text().split())
+
+
+def test_lab_first_shows_the_builds_result_with_its_shapes(page):
+    p = page.page
+    p.wait_for_selector(f"{ROOT}[data-status=initial]")
+    state = assert_same_as_cpython(p, NAME)
+    assert state["runs"] == 0
+    text = diagram(p)
+    assert "X (8 × 16)" in text and "× W_V (16 × 4)" in text and "V (8 × 4)" in text
+    assert "pattern A (8 × 8)" in text and "× W_O (4 × 16)" in text and "Δ (8 × 16)" in text
+    assert "“creature”" in p.locator(f"{ROOT} .attn-lab__summary").inner_text()
+
+
+def test_controls_recompute_in_pyodide_equal_to_cpython(page):
+    p = page.page
+    p.locator(ROOT).scroll_into_view_if_needed()
+    p.wait_for_selector(f"{ROOT}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    steps = [
+        lambda: p.select_option(f"{ROOT} select[id$='-query']", "6"),
+        lambda: press(p, f"{ROOT} input[id$='-d_head']", "2"),
+        lambda: press(p, f"{ROOT} input[id$='-tokens']", "one two three"),
+        lambda: p.click(f"{ROOT} button.attn-lab__reseed"),
+    ]
+    for n, step in enumerate(steps, start=1):
+        step()
+        wait_for_runs(p, NAME, n)
+        assert_same_as_cpython(p, NAME)
+    state = assert_same_as_cpython(p, NAME)
+    assert state["params"] == {
+        "tokens": ["one", "two", "three"],
+        "query": 2,
+        "d_head": 2,
+        "seed": 1,
+    }
+    text = diagram(p)
+    assert "X (3 × 16)" in text and "V (3 × 2)" in text and "scores (3 × 3)" in text
+    assert "× W_O (2 × 16)" in text

@@ -1,0 +1,97 @@
+"""Lesson 7's parameter calculator in headless Chromium: the build's result is drawn before
+Python, and picking a preset and editing a field recompute in Pyodide exactly what CPython
+computes. One page and one Pyodide start for the whole module."""
+
+from __future__ import annotations
+
+import pytest
+from attention_labs.labs import run_lab
+from helpers import RecordedPage
+
+LESSON = "lessons/07-counting-parameters/"
+LAB = ".attn-lab[data-lab=param_calculator]"
+PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
+
+STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
+    : Array.isArray(v) ? v.map(plain)
+    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+    : v;
+  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+
+
+@pytest.fixture(scope="module")
+def lesson(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(rec.base + LESSON)
+    rec.page.wait_for_selector(f"{LAB}[data-status=initial]")
+    yield rec
+    rec.context.close()
+
+
+def state(page):
+    return page.evaluate(STATE, LAB)
+
+
+def wait_for_runs(page, n):
+    page.wait_for_function(
+        f"() => Number(document.querySelector('{LAB}').dataset.runs || 0) >= {n}",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+
+
+def test_the_builds_result_is_drawn_before_python(lesson):
+    page = lesson.page
+    got = state(page)
+    assert got["runs"] == 0
+    assert got["result"] == run_lab("param_calculator", got["params"])["result"]
+    summary = page.locator(f"{LAB} .attn-lab__summary").inner_text()
+    assert summary.startswith("GPT-2 small: 124,439,808 parameters")
+    assert page.locator(f"{LAB} .attn-params__table", has_text="28,348,416").count() == 1
+    assert page.locator(f"{LAB} .attn-params__chart svg").count() >= 1  # the stacked bars
+
+
+def test_presets_and_fields_recompute_in_pyodide_equal_to_cpython(lesson):
+    page = lesson.page
+    page.locator(LAB).scroll_into_view_if_needed()
+    steps = [
+        lambda: page.select_option(f"{LAB} select[id$='-preset']", "llama2-70b"),
+        # editing a field switches to your own model, starting from Llama-2-70B
+        lambda: (
+            page.fill(f"{LAB} input[id$='-n_kv_heads']", "64")
+            or page.locator(f"{LAB} input[id$='-n_kv_heads']").press("Enter")
+        ),
+        lambda: page.locator(f"{LAB} input[id$='-tied']").check(),
+    ]
+    for n, step in enumerate(steps, start=1):
+        step()
+        wait_for_runs(page, n)
+        got = state(page)
+        assert got["result"] == run_lab("param_calculator", got["params"])["result"]
+    got = state(page)
+    assert got["params"]["preset"] == "custom"
+    assert (
+        got["result"]["config"]["d_model"] == 8192 and got["result"]["config"]["n_kv_heads"] == 64
+    )
+    assert got["result"]["counts"]["per_layer"]["attention"] == 4 * 8192**2
+    assert page.locator(f"{LAB} select[id$='-preset']").input_value() == "custom"
+    assert lesson.errors == []
+
+
+def test_a_head_count_that_does_not_divide_shows_the_message(lesson):
+    page = lesson.page
+    runs = state(page)["runs"]
+    box = page.locator(f"{LAB} input[id$='-n_heads']")
+    box.fill("60")
+    box.press("Enter")
+    page.wait_for_function(
+        f"() => document.querySelector('{LAB}').dataset.status === 'error'",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+    error = page.locator(f"{LAB} .attn-lab__error").inner_text()
+    assert "n_heads must divide d_model (8192)" in error
+    assert box.get_attribute("aria-invalid") == "true"
+    box.fill("64")
+    box.press("Enter")
+    wait_for_runs(page, runs + 1)
+    assert state(page)["result"]["config"]["n_heads"] == 64

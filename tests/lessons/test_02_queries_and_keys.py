@@ -1,0 +1,246 @@
+"""Every number and lab claim in the prose of docs/lessons/02-queries-and-keys.md, computed
+here with attention_labs. The prose's numbers are ``{{ expr }}`` filled at build time from
+the lesson's ```numbers fence (build_scripts/hooks/numbers.py); numeric claims are formatted
+here and looked up verbatim in the lesson as the build renders it. Every claim is checked
+on each lab's default view (the parameters of the lesson's fences) or on the exact
+settings the prose tells the reader to choose."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+import yaml
+from attention_labs import attention_logits, cells
+from attention_labs.labs import run_lab
+from helpers import ROOT
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
+
+LESSON_PATH = ROOT / "docs" / "lessons" / "02-queries-and-keys.md"
+SOURCE = LESSON_PATH.read_text(encoding="utf-8")
+RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], "lessons/02-queries-and-keys.md", kinds=())
+TEXT = re.sub(r"\s+", " ", RENDERED)
+
+
+def claim(phrase):
+    phrase = re.sub(r"\s+", " ", phrase)
+    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+
+
+def fence_params(lab):
+    for body in re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M):
+        params = yaml.safe_load(body)
+        if params.pop("lab") == lab:
+            return params
+    raise AssertionError(f"no {lab} fence")
+
+
+def geo(**changes):
+    return run_lab("qk_geometry", {**fence_params("qk_geometry"), **changes})["result"]
+
+
+def pick(**changes):
+    return run_lab("query_picker", {**fence_params("query_picker"), **changes})["result"]
+
+
+def test_front_matter():
+    assert meta.get_data(SOURCE)[1]["prerequisites"] == ["01-why-attention"]
+
+
+@pytest.mark.parametrize("lab", ["qk_geometry", "query_picker"])
+def test_the_fences_are_the_labs_default_views(lab):
+    assert run_lab(lab, fence_params(lab)) == run_lab(lab)
+
+
+# ----------------------------------------------------------------------------
+# sizes
+
+
+@pytest.mark.parametrize(
+    "name,d_model,n_heads", [("GPT-2 small", 768, 12), ("GPT-3 (175B)", 12288, 96)]
+)
+def test_the_size_table(name, d_model, n_heads):
+    d_head = d_model // n_heads
+    assert d_head * n_heads == d_model
+    row = f"| {name} | {d_model:,} | {d_head} | {d_model // d_head} | {d_model * d_head:,} |"
+    claim(row)
+    assert "| 768 |" not in SOURCE and "12,288" not in SOURCE.split("## Sources")[0]
+
+
+def test_the_ratios_in_words():
+    claim(
+        "in a space 12 times narrower than the vectors it reads, and a GPT-3 head in one 96 times"
+    )
+    assert (768 // 64, 12288 // 128) == (12, 96)
+
+
+# ----------------------------------------------------------------------------
+# the geometry lab
+
+
+def test_score_is_lengths_times_cosine_on_the_default_view():
+    res = geo()
+    for j in range(4):
+        product = (
+            res["query_length"]
+            * res["key_lengths"][j]
+            * math.cos(math.radians(res["angles_deg"][j]))
+        )
+        assert res["scores"][j] == pytest.approx(product, abs=1e-9)
+
+
+def test_default_view_aligned_angled_orthogonal_opposite():
+    res = geo()
+    s, a, w = res["scores"], res["angles_deg"], res["weights"]
+    assert a[0] == pytest.approx(0, abs=1e-9) and 0 < a[1] < 90
+    assert a[2] == pytest.approx(90) and s[2] == 0
+    assert a[3] == pytest.approx(180) and s[3] < 0
+    assert s[0] > s[1] > s[2] > s[3]
+    claim(
+        f"key 1 points exactly the query's way (it is longer than the query) and scores "
+        f"{s[0]:g}; key 2, at {a[1]:.0f}°, "
+        f"scores {s[1]:g}; key 3 is at a right angle and scores {s[2]:g}; key 4 points the "
+        f"opposite way and scores {s[3]:g}"
+    )
+    assert w[3] < 1e-3  # "almost none"
+    claim(f"The softmax gives key 1 {w[0]:.2f} of the weight and key 4 almost none ({w[3]:.5f})")
+
+
+def test_shortening_key_1_keeps_its_direction_and_key_2_wins():
+    before, after = geo(), geo(k1x=1.0, k1y=0.5)
+    assert after["angles_deg"][0] == pytest.approx(before["angles_deg"][0], abs=1e-6)
+    assert after["scores"][0] < before["scores"][0]
+    assert after["top_key"] == 1 and after["key_lengths"][1] > after["key_lengths"][0]
+    assert after["angles_deg"][1] > after["angles_deg"][0]  # "further off but now longer"
+    claim(f"\\(({after['keys'][0][0]:g}, {after['keys'][0][1]:g})\\). Its direction is the same")
+    claim(
+        f"its score falls to {after['scores'][0]:g}, and key 2, further off but now longer, "
+        f"wins ({after['scores'][1]:g})"
+    )
+
+
+def test_turning_a_key_follows_the_cosine():
+    q = np.array(geo()["query"])
+    length = math.hypot(*geo()["keys"][1])
+    scores = []
+    for deg in range(0, 181, 15):
+        t = math.atan2(q[1], q[0]) + math.radians(deg)
+        k = np.round([length * math.cos(t), length * math.sin(t)], 6)
+        scores.append(geo(k2x=float(k[0]), k2y=float(k[1]))["scores"][1])
+    assert scores == sorted(scores, reverse=True)  # largest aligned, falling to opposite
+    assert scores[6] == pytest.approx(0, abs=1e-5) and scores[-1] < 0
+
+
+def test_lengthening_the_query_sharpens_the_weights():
+    base = geo()
+    longer = geo(qx=2 * base["query"][0] * 0.75, qy=2 * base["query"][1] * 0.75)
+    np.testing.assert_allclose(longer["scores"], 1.5 * np.array(base["scores"]))
+    assert longer["keys"] == base["keys"]
+    assert longer["weights"][0] > base["weights"][0]
+    entropy = lambda p: -sum(x * math.log2(x) for x in p if x > 0)  # noqa: E731
+    assert entropy(longer["weights"]) < entropy(base["weights"])
+    claim(
+        "Every score grows in proportion, so the differences between keys grow too and the "
+        "weights sharpen"
+    )
+
+
+def test_dividing_by_sqrt_d_head_lowers_key_1s_weight():
+    plain, scaled = geo(), geo(scale=True)
+    np.testing.assert_allclose(scaled["logits"], np.array(plain["scores"]) / math.sqrt(2))
+    assert scaled["weights"][0] < plain["weights"][0]
+    claim(f"key 1's weight falls from {plain['weights'][0]:.2f} to {scaled['weights'][0]:.2f}")
+
+
+# ----------------------------------------------------------------------------
+# the query picker
+
+
+def test_the_shapes_listed_are_the_labs():
+    res = pick()
+    sh = res["shapes"]
+    claim(f"\\(X\\): ({sh['X'][0]}, {sh['X'][1]}), one row per token, `d_model` = {res['d_model']}")
+    claim(f"`W_Q` and `W_K`: ({sh['W_Q'][0]}, {sh['W_Q'][1]}), `d_head` = {res['d_head']}")
+    claim(f"\\(Q\\) and \\(K\\): ({sh['Q'][0]}, {sh['Q'][1]})")
+    claim(f"\\(S = QK^\\top\\): ({sh['S'][0]}, {sh['S'][1]})")
+    assert sh["S"] == [len(res["tokens"])] * 2
+    claim(f"the first {res['shown_dims']} of its {res['d_head']} query numbers")
+    claim("**synthetic: its `W_Q` and `W_K` are random**")
+
+
+def test_the_default_winner_and_that_a_new_seed_changes_it():
+    res, other = pick(), pick(seed=fence_params("query_picker")["seed"] + 1)
+    t, k = res["tokens"], res["top_key"]
+    assert (t[res["query"]], t[k]) == ("mole", "under")
+    assert other["tokens"][other["top_key"]] != t[k]
+    claim(
+        f"the query of *mole* happens to score highest with the key of *under* "
+        f"({res['scores'][k]:.2f}), which gets {res['weights'][k]:.2f} of the weight"
+    )
+    claim(f"the next seed makes it *{other['tokens'][other['top_key']]}*")
+
+
+def test_the_grid_is_not_symmetric_and_keys_score_differently_per_query():
+    S = np.array(pick()["S"])
+    mole, dug = 1, 2
+    assert S[mole, dug] != pytest.approx(S[dug, mole], abs=0.1)
+    assert not np.allclose(S, S.T)
+    assert len(set(np.round(S[:, dug], 6))) == len(S)  # one key, a different score per query
+    claim("the score of *mole* looking for *dug* is not that of *dug* looking for *mole*")
+    claim("the same key scores differently against different queries")
+    claim("the grid is not symmetric")
+
+
+@pytest.mark.parametrize("d_head", [2, 8, 64])
+def test_changing_d_head_keeps_the_grid_seq_len_square(d_head):
+    sh = pick(d_head=d_head)["shapes"]
+    assert sh["S"] == [8, 8] and sh["Q"] == [8, d_head] and sh["W_Q"] == [64, d_head]
+    claim("\\(S\\) stays `seq_len` × `seq_len`, whatever the width")
+
+
+def test_the_python_cell_prints_a_grid_that_is_not_symmetric():
+    (cell,) = [f.body for f in scanner.find_fences(SOURCE, ("pycell",))]
+    out = cells.run_cell(cell, cells.new_namespace(), "<cell 1>")
+    assert out["error"] is None
+    assert "symmetric: False" in "".join(o["text"] for o in out["outputs"])
+
+
+# ----------------------------------------------------------------------------
+# exercises
+
+
+def exercises():
+    specs = [
+        exercise.parse_exercise(f.body, "lesson")
+        for f in scanner.find_fences(SOURCE, ("exercise",))
+    ]
+    return {s["kind"]: s for s in specs}
+
+
+def test_the_by_hand_exercise_has_whole_numbers_and_an_asymmetric_grid():
+    ns = exercise.run_setup(exercises()["numeric"], "lesson")
+    for name in ("Q", "K", "S"):
+        assert np.all(ns[name] == np.round(ns[name])), name  # "Every entry is a whole number"
+    np.testing.assert_array_equal(ns["S"], attention_logits(ns["Q"], ns["K"], scale=False))
+    assert ns["S"][0, 1] != ns["S"][1, 0]
+    assert ns["W_Q"].shape == ns["W_K"].shape == (3, 2)  # d_model 3 -> d_head 2
+    prompt = re.sub(r"\s+", " ", exercises()["numeric"]["prompt"])  # filled from setup
+    assert "`d_model` = {{ X.shape[1] }}" in prompt and "`d_head` = {{ W_Q.shape[1] }}" in prompt
+    assert "Every entry is a whole number" in prompt
+
+
+def test_the_code_exercise_checks_shape_a_known_case_and_non_square_w():
+    names = [c["name"] for c in exercises()["code"]["checks"]]
+    assert any("not square" in n for n in names)
+    assert any("exercise above" in n for n in names)
+    assert any("rows are queries" in n for n in names)
+
+
+@pytest.mark.parametrize(
+    "target", ["01-why-attention.md", "03-attention-pattern.md", "05-values-and-the-update.md"]
+)
+def test_it_links_back_and_forward(target):
+    assert f"]({target})" in SOURCE

@@ -1,0 +1,168 @@
+"""Every number and claim of docs/lessons/05-values-and-the-update.md, computed here with
+attention_labs. The prose's numbers are ``{{ expr }}`` filled at build time from the
+lesson's ```numbers fence; claims are formatted here and looked up verbatim in the lesson as
+the build renders it, so changing the prose, its numbers fence or the code without the others
+fails a test. Lab claims hold on the lab's DEFAULT view (the parameters of its fence)."""
+
+import re
+
+import numpy as np
+import yaml
+from attention_labs import scaled_dot_product_attention
+from attention_labs.labs import run_lab
+from attention_labs.labs import value_update as lab
+from helpers import ROOT
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
+
+LESSON_PATH = ROOT / "docs" / "lessons" / "05-values-and-the-update.md"
+SOURCE = LESSON_PATH.read_text(encoding="utf-8")
+RENDERED = hooks.render_page(
+    meta.get_data(SOURCE)[0], "lessons/05-values-and-the-update.md", kinds=()
+)
+TEXT = re.sub(r"\s+", " ", RENDERED)
+
+
+def claim(phrase):
+    phrase = re.sub(r"\s+", " ", phrase)
+    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+
+
+def lab_params():
+    (body,) = re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M)
+    params = yaml.safe_load(body)
+    assert params.pop("lab") == "value_update"
+    return params
+
+
+def default(**changes):
+    return run_lab("value_update", {**lab_params(), **changes})["result"]
+
+
+def test_front_matter_names_the_prerequisites():
+    front = yaml.safe_load(SOURCE.split("---")[1])
+    assert front["prerequisites"] == ["03-attention-pattern", "04-masking"]
+
+
+def test_numbers_are_computed_not_typed():
+    prose = re.sub(r"^```numbers\n.*?^```$", "", SOURCE, flags=re.S | re.M)
+    for typed in ("768", "12,288", "12288", "98,304", "589,824", "2.92", "1.70", "4.24"):
+        assert typed not in prose, f"{typed} is typed in the prose: compute it in the numbers fence"
+    assert "{{ gpt2_low:,d }}" in SOURCE and "{{ top_weight:.2f }}" in SOURCE
+    claim("`d_model` is 768 and `d_head` is 64")
+    claim("hold 98,304 numbers instead of the 589,824 of a full matrix")
+    claim("12,288 → 128 → 12,288")
+    assert 2 * 768 * 64 == 98_304 and 768 * 768 == 589_824
+
+
+def test_lab_fence_is_the_default_lab():
+    assert run_lab("value_update", lab_params()) == run_lab("value_update")
+
+
+def test_the_synthetic_head_is_said_to_be_random_where_the_lab_is_met():
+    claim(
+        "Its embeddings and its four matrices are **random** (synthetic: no model was trained here)"
+    )
+
+
+def test_default_view_numbers_and_claims():
+    res = default()
+    row = np.array(res["row"])
+    assert abs(row.sum() - 1) < 1e-12
+    query, top = res["tokens"][res["query"]], res["tokens"][res["top_key"]]
+    claim(
+        f"On this view the query is *{query}*. Its largest weight, {row.max():.2f}, is on *{top}*"
+    )
+    assert row.max() < 0.5  # "no weight is near 1"
+    claim("no weight is near 1, so its update is a blend of many values")
+    x, delta = np.linalg.norm(res["x"]), np.linalg.norm(res["delta"])
+    assert delta < 0.5 * x  # "a nudge, not a replacement"
+    claim(f"The update has length {delta:.2f} against {x:.2f} for the embedding: a nudge")
+    claim(f"`d_model` is {res['d_model']} and `d_head` is {res['d_head']}")
+
+
+def test_update_is_the_weighted_sum_of_values_through_W_O_and_is_added():
+    res = default()
+    X = lab.embeddings(res["tokens"], res_seed := lab_params()["seed"])
+    W = lab.weights(res["d_head"], res_seed)
+    o, A = scaled_dot_product_attention(X @ W["W_Q"], X @ W["W_K"], X @ W["W_V"])
+    i = res["query"]
+    np.testing.assert_allclose(res["delta"], (A[i] @ (X @ W["W_V"])) @ W["W_O"], atol=1e-12)
+    np.testing.assert_allclose(res["updated"], X[i] + res["delta"], atol=1e-12)
+    # the plane: x, delta and x + delta drawn exactly; the weighted projected values = delta
+    plane = res["plane"]
+    np.testing.assert_allclose(np.linalg.norm(plane["delta"]), np.linalg.norm(res["delta"]))
+    np.testing.assert_allclose(np.array(res["row"]) @ plane["values"], plane["delta"], atol=1e-12)
+    claim("those three arrows are drawn exactly")
+
+
+def test_shape_diagram_claims():
+    res = default()
+    s = {x["name"]: tuple(x["shape"]) for x in res["shapes"]}
+    n, d, h = len(res["tokens"]), res["d_model"], res["d_head"]
+    assert s["X"] == (n, d) and s["V"] == (n, h) and s["pattern"] == (n, n)
+    assert s["delta"] == s["X"]  # "back at the shape of X, so that it can be added"
+    claim(f"\\(X\\) is ({n}, {d}), the values ({n}, {h}), the pattern ({n}, {n})")
+    claim(f"\\(\\Delta\\) is back at ({n}, {d}), the shape of \\(X\\), so that it can be added")
+
+
+def test_rank_claims():
+    res = default()
+    assert res["value_rank"] == res["d_head"]
+    claim(f"the rank of \\(W_V W_O\\): {res['value_rank']}, equal to `d_head`")
+    one = default(d_head=1)
+    assert one["value_rank"] == 1 and one["update_rank"] == 1
+    n = len(one["tokens"])
+    claim(f"the rank is 1 and the updates of all {n} tokens are multiples of one single vector")
+    claim("(their matrix has rank 1)")
+    for d_head in range(1, 17):  # "rank(W_V W_O) <= d_head", whatever the sentence
+        assert default(d_head=d_head)["value_rank"] <= d_head
+
+
+def test_The_and_the_have_the_same_value_and_weight():
+    res = default()
+    i, j = res["tokens"].index("The"), res["tokens"].index("the")
+    np.testing.assert_allclose(res["values"][i], res["values"][j], atol=1e-14)
+    A = np.array(res["pattern"])
+    np.testing.assert_allclose(A[:, i], A[:, j], atol=1e-14)
+    claim("so they have the same value: every query gives them the same weight")
+
+
+def test_python_cell_runs_and_shows_a_rank_of_at_most_d_head():
+    from attention_labs import cells
+
+    (cell,) = [f.body for f in scanner.find_fences(SOURCE, ("pycell",))]
+    out = cells.run_cell(cell, cells.new_namespace(), "<cell>")
+    assert out["error"] is None
+    assert out["outputs"][0]["text"] == "updated embeddings: (4, 6)\n"
+    assert int(out["value"]) <= 2
+
+
+def test_exercises_tolerances_and_edge_cases():
+    specs = [
+        exercise.parse_exercise(f.body, "lesson")
+        for f in scanner.find_fences(SOURCE, ("exercise",))
+    ]
+    by_hand = next(s for s in specs if s["kind"] == "numeric")
+    ns = exercise.run_setup(by_hand, "lesson")
+    # Every answer is exact to two decimals, so a reader who rounds each step loses nothing.
+    for name in ("o", "delta", "updated"):
+        v = np.asarray(ns[name])
+        np.testing.assert_allclose(v, np.round(v, 2), atol=1e-12)
+    assert by_hand["tolerance"] == 0.01
+    np.testing.assert_allclose(ns["delta"], ns["a"] @ ns["V"] @ ns["W_O"])
+    code = next(s for s in specs if s["kind"] == "code")
+    names = " ".join(c["name"] for c in code["checks"])
+    for edge in ("one token", "d_head = 1", "not the keys", "sqrt(d_head)"):
+        assert edge in names
+
+
+def test_values_do_not_depend_on_the_query_but_delta_does():
+    a, b = default(), default(query=5)
+    np.testing.assert_array_equal(a["values"], b["values"])
+    assert not np.allclose(a["delta"], b["delta"])
+    assert not np.allclose(default(seed=1)["values"], a["values"])
+    claim("The values do not depend on the query; only its weights do")
+    claim("*New random weights* draws new matrices, and everything changes.")

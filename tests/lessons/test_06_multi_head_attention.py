@@ -1,0 +1,216 @@
+"""Every number and claim of docs/lessons/06-multi-head-attention.md, computed here with
+attention_labs. The prose's numbers are ``{{ expr }}`` filled at build time from the
+lesson's ```numbers fence; claims are formatted here and looked up verbatim in the lesson as
+the build renders it. Lab claims hold on each lab's DEFAULT view (the parameters of its
+fence); the real heads are the ones the stored statistics pick, as the fence shows."""
+
+import json
+import math
+import re
+
+import numpy as np
+import torch
+import yaml
+from attention_labs import multi_head_attention, real_maps
+from attention_labs.labs import run_lab
+from helpers import ROOT
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
+
+LESSON_PATH = ROOT / "docs" / "lessons" / "06-multi-head-attention.md"
+SOURCE = LESSON_PATH.read_text(encoding="utf-8")
+RENDERED = hooks.render_page(
+    meta.get_data(SOURCE)[0], "lessons/06-multi-head-attention.md", kinds=()
+)
+TEXT = re.sub(r"\s+", " ", RENDERED)
+
+
+def claim(phrase):
+    phrase = re.sub(r"\s+", " ", phrase)
+    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+
+
+def fences(kind):
+    return [yaml.safe_load(f.body) for f in scanner.find_fences(SOURCE, (kind,))]
+
+
+def lab_fence(name):
+    (params,) = [dict(f) for f in fences("lab") if f["lab"] == name]
+    params.pop("lab")
+    return params
+
+
+def default(name, **changes):
+    return run_lab(name, {**lab_fence(name), **changes})["result"]
+
+
+def test_front_matter_names_the_prerequisite():
+    front = yaml.safe_load(SOURCE.split("---")[1])
+    assert front["prerequisites"] == ["05-values-and-the-update"]
+
+
+def test_no_number_is_typed_in_the_prose():
+    prose = re.sub(r"^```numbers\n.*?^```$", "", SOURCE, flags=re.S | re.M)
+    prose = re.sub(r"^```exercise\n.*?^```$", "", prose, flags=re.S | re.M)
+    prose = re.sub(r"^```(lab|attention-map)\n.*?^```$", "", prose, flags=re.S | re.M)
+    prose = re.sub(r"^## Sources.*", "", prose, flags=re.S | re.M)
+    prose = re.sub(r"\{\{.*?\}\}", "", prose)  # the computed numbers
+    for typed in ("512", "768", "12,288", "24.9", "25.8", "25.4", "1,048,576", "2.585", "99."):
+        assert typed not in prose, f"{typed} is typed in the prose"
+
+
+def test_model_widths_are_heads_times_d_head():
+    for d, h, dh, text in [
+        (512, 8, 64, "`d_model` = 512 and 8 heads of 64"),
+        (768, 12, 64, "BERT-base has 768 = 12 × 64"),
+        (12288, 96, 128, "GPT-3 has 12,288 = 96 × 128"),
+    ]:
+        assert d // h == dh and d % h == 0
+        claim(text)
+
+
+def test_parameter_count_is_the_same_for_any_number_of_heads():
+    res = default("head_split")
+    totals = {s["total"] for s in res["splits"]}
+    assert totals == {4 * 512**2} and res["formula_total"] == 4 * 512**2
+    for bias in (False, True):
+        counts = {
+            sum(p.numel() for p in torch.nn.MultiheadAttention(512, h, bias=bias).parameters())
+            for h in (1, 2, 4, 8)
+        }
+        assert counts == {4 * 512**2 + (4 * 512 if bias else 0)}
+    claim(
+        "For `d_model` = 512 that is 1,048,576 weights (1,050,624 with biases), for 1 head or for 8"
+    )
+    claim("they are the same length")
+    for d_model in (768,):
+        assert len({s["total"] for s in default("head_split", d_model=d_model)["splits"]}) == 1
+        assert len({s["total"] for s in default("head_split", bias=True)["splits"]}) == 1
+    claim("Turn `bias` on, or try a `d_model` of 768: they stay level")
+    assert default("head_split", d_model=768, n_heads=12)["d_head"] == 64
+    claim("(try 12 with `d_model` 768: heads of 64, as in BERT-base)")
+
+
+def test_table_3_rows_A_as_stated():
+    bleu = {1: 24.9, 8: 25.8, 16: 25.8, 32: 25.4}
+    claim(
+        f"One head scored {bleu[1]}, against {bleu[8]} for 8 heads; 16 heads scored {bleu[16]}, "
+        f"the same as 8; 32 heads fell to {bleu[32]}."
+    )
+    assert bleu[16] == bleu[8] and bleu[1] < bleu[8] and bleu[32] < bleu[8]
+    claim("So 16 tied 8; only 1 and 32 were worse.")
+    claim("very many very narrow heads (16 numbers each)")
+
+
+def test_entropy_of_six_uniform_tokens():
+    assert f"{math.log2(6):.3f}" == "2.585"
+    claim("(2.585 bits for 6 tokens)")
+
+
+def test_eight_heads_default_view():
+    res = default("eight_heads")
+    assert res == run_lab("eight_heads")["result"]  # the fence is the lab's default
+    mean = np.array(res["mean_entropy_bits"])
+    assert res["kinds"][:4] == ["previous token", "first token", "self", "next token"]
+    assert res["kinds"][5:] == ["random content"] * 3
+    sharp, spread = mean[:4].max(), mean[5:].min()
+    assert sharp < 0.5 < 2 < spread <= res["max_entropy_bits"]
+    claim(f"mean row entropy of at most {sharp:.2f} bits")
+    claim(f"at {spread:.2f} bits or more of a possible 3 for 8 tokens")
+    claim("They are **synthetic**: built by hand, not trained.")
+    # "pick another query and watch the positional heads' top keys move with it"
+    top = np.array(res["top_key"])
+    i = np.arange(8)
+    assert (
+        (top[0, 1:] == i[1:] - 1).all()
+        and (top[2] == i).all()
+        and (top[3, :-1] == i[:-1] + 1).all()
+    )
+    # "edit the sentence and the same word head finds the repeats"
+    rep = run_lab("eight_heads", {"tokens": ["a", "cat", "saw", "a", "cat"], "query": 4})["result"]
+    w = np.array(rep["weights"])[4]
+    assert w[4, 1] + w[4, 4] > 0.8 and w[3, 0] + w[3, 3] > 0.8
+
+
+def test_eight_heads_is_multi_head_attention_checked_against_torch():
+    from attention_labs.labs import eight_heads
+
+    X, W, output, pattern = eight_heads.layer(lab_fence("eight_heads")["tokens"], 0)
+    mine, _ = multi_head_attention(X, n_heads=8, **W)
+    np.testing.assert_array_equal(mine, output)
+    d = 64
+    mha = torch.nn.MultiheadAttention(d, 8, bias=True, dtype=torch.float64, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(
+            torch.from_numpy(np.concatenate([W["W_Q"], W["W_K"], W["W_V"]], 1).T)
+        )
+        mha.in_proj_bias.copy_(torch.from_numpy(np.concatenate([W["b_Q"], np.zeros(2 * d)])))
+        mha.out_proj.weight.copy_(torch.from_numpy(W["W_O"].T.copy()))
+        mha.out_proj.bias.zero_()
+    x = torch.from_numpy(X)[None]
+    ref, _ = mha(x, x, x)
+    np.testing.assert_allclose(output, ref[0].detach().numpy(), atol=1e-10)
+    claim("the function the tests check against PyTorch's `torch.nn.MultiheadAttention`")
+
+
+def test_concat_wo_default_view():
+    res = default("concat_wo")
+    assert res["sum_error"] < 1e-12
+    claim(f"the largest difference between their sum and the output is {res['sum_error']:.1e}")
+    claim(f"(eight blocks of {res['widths'][0]}, {res['d_model']} in all)")
+    assert sum(res["widths"]) == res["d_model"]
+    norms = np.array(res["norms"])
+    assert set(np.argsort(norms)[:3]) == {5, 6, 7}
+    claim("The three random heads give the three shortest contributions here")
+    eight = default("eight_heads")
+    mean = np.array(eight["mean_entropy_bits"])
+    assert mean[5:].min() > mean[:5].max()  # they are the heads that spread their weight
+    claim(f"The eight contributions of *{res['tokens'][res['query']]}* add up")
+
+
+def test_real_heads_are_the_ones_the_statistics_pick():
+    (fence,) = fences("attention-map")
+    asset = json.loads(
+        (ROOT / "docs/assets/attention" / fence["model"] / f"{fence['sentence']}.json").read_text()
+    )
+    stats = asset["head_stats"]
+    prev = np.array(stats["previous_token"])
+    first = np.array(stats["first_token"])
+    assert (fence["layer"], fence["head"]) == np.unravel_index(prev.argmax(), prev.shape)
+    compare = fence["compare"]
+    assert (compare["layer"], compare["head"]) == np.unravel_index(first.argmax(), first.shape)
+    assert "model" not in compare  # the same model
+    p, f = prev[fence["layer"], fence["head"]], first[compare["layer"], compare["head"]]
+    claim(f"layer {fence['layer']}, head {fence['head']}: its queries put {p:.2%} of their weight")
+    claim(f"layer {compare['layer']}, head {compare['head']}: it puts {f:.2%} on the first token")
+    assert asset["tokens"]["text"][0] == "[CLS]"
+    # recompute the shares from the stored weights (decoded within 1/255)
+    w = real_maps.decode_attention(asset)
+    n = asset["seq_len"]
+    np.testing.assert_allclose(
+        np.mean([w[fence["layer"], fence["head"], q, q - 1] for q in range(1, n)]), p, atol=0.01
+    )
+    np.testing.assert_allclose(np.mean(w[compare["layer"], compare["head"], 1:, 0]), f, atol=0.01)
+    claim("the most of any head in the model")
+    claim("the most of any head")
+    assert asset["model"]["id"].endswith("/all-MiniLM-L6-v2")
+
+
+def test_exercises():
+    specs = [
+        exercise.parse_exercise(f.body, "lesson")
+        for f in scanner.find_fences(SOURCE, ("exercise",))
+    ]
+    by_hand = next(s for s in specs if s["kind"] == "numeric")
+    ns = exercise.run_setup(by_hand, "lesson")
+    assert ns["d_head"] == 64 and ns["params"] == 2_362_368
+    assert ns["params"] == sum(
+        p.numel() for p in torch.nn.MultiheadAttention(768, 12, bias=True).parameters()
+    )
+    assert ns["H"] == 1.75  # exact in binary: rounding loses nothing
+    code = next(s for s in specs if s["kind"] == "code")
+    names = " ".join(c["name"] for c in code["checks"])
+    for edge in ("does not divide", "loop over heads", "one head", "undoes"):
+        assert edge in names
