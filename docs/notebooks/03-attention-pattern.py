@@ -79,3 +79,27 @@ plt.show()
 
 # %%
 print("row entropies (bits):", entropy_bits(pattern).round(3))
+
+# %% [markdown]
+# ## Without the $\sqrt{d_{\text{head}}}$ scale, rows collapse and gradients vanish
+#
+# Random queries and keys with unit-variance components: the mean row entropy and the
+# size of the softmax Jacobian $J = \operatorname{diag}(p) - p\,p^\top$ (its Frobenius
+# norm, median over rows) for every width, with and without the scale. This is what the
+# lesson's scaling lab computes (`attention_labs.labs.scaling`).
+
+# %%
+from attention_labs.labs import run_lab
+
+res = run_lab("scaling", {"seq_len": 32})["result"]
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3), dpi=80)
+for name, style in (("scaled", "-o"), ("unscaled", "--s")):
+    ax1.plot(res["d_heads"], res[name]["entropy_bits"], style, label=name)
+    ax2.plot(res["d_heads"], res[name]["gradient"], style, label=name)
+for ax, label in ((ax1, "mean row entropy (bits)"), (ax2, "median ‖J‖_F")):
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("d_head")
+    ax.set_ylabel(label)
+    ax.legend()
+fig.tight_layout()
+plt.show()

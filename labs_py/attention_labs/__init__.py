@@ -9,7 +9,9 @@ from .attention import (
     causal_mask,
     entropy_bits,
     multi_head_attention,
+    padding_mask,
     scaled_dot_product_attention,
+    sliding_window_mask,
     softmax,
 )
 from .params import LabParameterError
@@ -20,7 +22,9 @@ __all__ = [
     "causal_mask",
     "entropy_bits",
     "multi_head_attention",
+    "padding_mask",
     "scaled_dot_product_attention",
+    "sliding_window_mask",
     "softmax",
 ]
 __version__ = "0.1.0"

@@ -32,6 +32,8 @@ __all__ = [
     "scaled_dot_product_attention",
     "multi_head_attention",
     "entropy_bits",
+    "padding_mask",
+    "sliding_window_mask",
 ]
 
 
@@ -410,3 +412,83 @@ def entropy_bits(weights, axis=-1):
         raise ValueError("weights must be non-negative (probabilities)")
     log2p = np.log2(p, out=np.zeros_like(p), where=p > 0)  # 0 where p == 0
     return -np.sum(p * log2p, axis=axis) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _check_count(name, value, minimum):
+    """Return `value` as an int >= `minimum`, or raise ValueError naming `name`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
+    return int(value)
+
+
+def padding_mask(lengths, seq_len):
+    """Boolean key-padding mask for a batch of sentences padded to one length.
+
+    Sentence b has ``lengths[b]`` real tokens followed by padding up to
+    ``seq_len``. Key j of sentence b may be attended to only if it is a real
+    token, j < lengths[b]; pad keys are hidden from every query. This is the
+    ``attention_mask`` of BERT-style models (Devlin et al. 2019, NAACL; 1 for a
+    real token, 0 for padding), with True for 1.
+
+    Args:
+        lengths: 1-D sequence of ints, each 0 <= lengths[b] <= seq_len (a
+            length of 0 hides every key: its rows are fully masked, and
+            `softmax` gives them all-zero weights).
+        seq_len: int >= 1, the padded length.
+
+    Returns:
+        bool array of shape (batch, seq_len), True = a real token (may be
+        attended to). To mask a batch of logits (batch, seq_q, seq_k) index it
+        as ``mask[:, None, :]`` (the same keys hidden from every query); for
+        (batch, n_heads, seq_q, seq_k) use ``mask[:, None, None, :]``.
+        torch.nn.MultiheadAttention's ``key_padding_mask`` is its negation
+        (True = ignore).
+
+    Raises:
+        ValueError: seq_len is not an int >= 1; lengths is not a 1-D sequence
+            of ints, or one is below 0 or above seq_len.
+    """
+    seq_len = _check_count("seq_len", seq_len, 1)
+    arr = np.asarray(lengths)
+    if arr.ndim != 1:
+        raise ValueError(f"lengths must be a 1-D sequence of ints, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"lengths must hold ints, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    bad = (arr < 0) | (arr > seq_len)
+    if np.any(bad):
+        raise ValueError(
+            f"each length must be from 0 to seq_len = {seq_len}, got {int(arr[bad][0])}"
+        )
+    return np.arange(seq_len) < arr[:, None]  # (batch, seq_len)
+
+
+def sliding_window_mask(seq_len, window):
+    """Boolean causal sliding-window mask: each query sees itself and the
+    ``window - 1`` keys before it.
+
+    Query i may attend to key j only if i - window < j <= i. A window of 1 is
+    attention to oneself only; a window >= seq_len is `causal_mask`. The
+    number of visible entries grows linearly with seq_len (at most
+    seq_len * window), not quadratically. Local windows: Child et al. 2019
+    ("Generating Long Sequences with Sparse Transformers", arXiv:1904.10509),
+    Beltagy et al. 2020 ("Longformer", arXiv:2004.05150; a window around each
+    token in an encoder); this causal form is the one of Mistral 7B (Jiang et
+    al. 2023, arXiv:2310.06825).
+
+    Args:
+        seq_len: int >= 1.
+        window: int >= 1, how many keys (itself included) each query sees.
+
+    Returns:
+        bool array of shape (seq_len, seq_len), indexed [query, key].
+
+    Raises:
+        ValueError: seq_len or window is not an int >= 1.
+    """
+    seq_len = _check_count("seq_len", seq_len, 1)
+    window = _check_count("window", window, 1)
+    offset = np.arange(seq_len)[:, None] - np.arange(seq_len)[None, :]  # i - j
+    return (offset >= 0) & (offset < window)  # (seq_len, seq_len)

@@ -8,7 +8,8 @@ import pytest
 from attention_labs.labs import run_lab
 
 LESSON = "lessons/03-attention-pattern/"
-LAB = ".attn-lab"
+# The page also has the scaling lab, after this one: in JS, the first .attn-lab is this lab.
+LAB = ".attn-lab[data-lab=attention_pattern]"
 PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
 
 
@@ -50,12 +51,12 @@ def test_lesson_shows_prerendered_result_and_katex_before_python(recorded):
     state = lab_state(page)
     assert state["runs"] == 0
     assert_same_as_cpython(state)  # the build's CPython result, drawn without Pyodide
-    assert page.locator(".attn-lab canvas.attn-heatmap").count() == 1
+    assert page.locator(f"{LAB} canvas.attn-heatmap").count() == 1
     # KaTeX loads once the labs are drawn (it must not delay them), still before Python
     page.wait_for_function("() => document.querySelectorAll('.katex').length > 5")
     assert page.locator(".katex").count() > 5, "KaTeX did not render the lesson's math"
     assert lab_state(page)["runs"] == 0
-    assert page.locator(".attn-lab .attn-lab__table tbody tr").count() == 8
+    assert page.locator(f"{LAB} .attn-lab__table tbody tr").count() == 8
 
 
 def test_control_moved_before_python_is_ready_is_queued_then_computed(recorded):
@@ -94,9 +95,9 @@ def test_each_control_recomputes_in_pyodide_equal_to_cpython(recorded):
             page.fill("input[id$='-tokens']", 'a b c a b c <b>&"x"')
             or page.locator("input[id$='-tokens']").press("Enter")
         ),
-        lambda: page.click("button.attn-lab__reseed"),
+        lambda: page.click(f"{LAB} button.attn-lab__reseed"),
         # The temperature slider is logarithmic: 10 ** -0.5 = 0.316..., shown as 0.32.
-        lambda: page.locator("input[type=range]").fill("-0.5"),
+        lambda: page.locator(f"{LAB} input[type=range]").fill("-0.5"),
     ]
     for n, step in enumerate(steps, start=1):
         step()
@@ -115,8 +116,8 @@ def test_each_control_recomputes_in_pyodide_equal_to_cpython(recorded):
     assert state["params"]["seed"] == 1
     assert page.locator("input[id$='-temperature']").input_value() == "0.32"
     # The token is text in the table, never HTML.
-    assert page.locator(".attn-lab__table td", has_text='<b>&"x"').count() >= 1
-    assert page.locator(".attn-lab__table b").count() == 0
+    assert page.locator(f"{LAB} .attn-lab__table td", has_text='<b>&"x"').count() >= 1
+    assert page.locator(f"{LAB} .attn-lab__table b").count() == 0
 
 
 def test_invalid_values_show_a_message_and_the_lab_keeps_working(recorded):
@@ -124,7 +125,7 @@ def test_invalid_values_show_a_message_and_the_lab_keeps_working(recorded):
     page.goto(recorded.base + LESSON)
     page.locator(LAB).scroll_into_view_if_needed()
     page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
-    error = page.locator(".attn-lab__error")
+    error = page.locator(f"{LAB} .attn-lab__error")
 
     temperature = page.locator("input[id$='-temperature']")
     temperature.fill("-3")
@@ -161,8 +162,8 @@ def test_heatmap_is_usable_with_keyboard_and_click(recorded):
     page = recorded.page
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
-    info = page.locator(".attn-lab__cell")
-    page.locator(".attn-lab canvas.attn-heatmap").focus()
+    info = page.locator(f"{LAB} .attn-lab__cell")
+    page.locator(f"{LAB} canvas.attn-heatmap").focus()
     page.keyboard.press("ArrowDown")  # selects (0, 0) first
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowRight")
@@ -172,7 +173,7 @@ def test_heatmap_is_usable_with_keyboard_and_click(recorded):
     # Click the cell of query 2 ("blue"), key 0 ("The").
     box = page.evaluate("""() => { const h = document.querySelector('.attn-lab').attnLab.widget.heatmap;
         const L = h.layout; return {x: L.labelW + 0.5 * L.cell, y: L.labelH + 2.5 * L.cell}; }""")
-    page.locator(".attn-lab canvas.attn-heatmap").click(position=box)
+    page.locator(f"{LAB} canvas.attn-heatmap").click(position=box)
     assert "“blue” (2) → key “The” (0)" in info.inner_text()
 
 
@@ -181,9 +182,11 @@ def test_lab_works_again_after_instant_navigation(recorded):
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     page.evaluate("() => { window.__sameDocument = true; }")
-    page.click("a.md-footer__link--prev")  # "Previous: Home", an instant-navigation link
-    page.wait_for_selector("h1:has-text('Attention, hands-on')")
-    page.click("article a[href$='03-attention-pattern/']")
+    # The footer's "Previous" link (lesson 2) and that page's "Next" link back: instant
+    # navigation both ways, whatever page comes before this lesson.
+    page.click("a.md-footer__link--prev")
+    page.wait_for_function("() => !location.pathname.endsWith('/03-attention-pattern/')")
+    page.click("a.md-footer__link--next[href$='03-attention-pattern/']")
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     assert page.evaluate("() => window.__sameDocument") is True, "navigation reloaded the page"
     assert page.locator(LAB).count() == 1
@@ -227,16 +230,16 @@ def test_python_that_cannot_load_says_so_and_retry_recovers(recorded, unavailabl
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     page.locator("input[id$='-causal']").check()  # queued while Python loads
     page.wait_for_selector(f"{LAB}[data-runtime=failed]", timeout=PYTHON_TIMEOUT_MS)
-    status = page.locator(".attn-lab__status-text").inner_text()
+    status = page.locator(f"{LAB} .attn-lab__status-text").inner_text()
     assert "Python could not start: could not download NumPy" in status, status
     assert "press Retry" in status
-    assert page.locator(".attn-lab__error").is_visible()  # the queued change says why
+    assert page.locator(f"{LAB} .attn-lab__error").is_visible()  # the queued change says why
     assert lab_state(page)["result"]["tokens"][0] == "The"  # the drawing is still there
     unavailable.clear()
-    page.click("button.attn-lab__retry")
+    page.click(f"{LAB} button.attn-lab__retry")
     wait_for_runs(page, 1)  # the change made before the failure runs by itself
     assert lab_state(page)["params"]["causal"] is True
-    assert page.locator(".attn-lab__error").is_hidden()
+    assert page.locator(f"{LAB} .attn-lab__error").is_hidden()
     page.locator("input[id$='-causal']").uncheck()
     wait_for_runs(page, 2)
     assert_same_as_cpython(lab_state(page))
@@ -261,9 +264,11 @@ def test_python_stays_loaded_across_instant_navigation(recorded):
     page.locator(LAB).scroll_into_view_if_needed()
     page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
     wasm_fetches = sum(u.endswith("pyodide.asm.wasm") for u in recorded.requests)
+    # The footer's "Previous" link (lesson 2) and that page's "Next" link back: instant
+    # navigation both ways, whatever page comes before this lesson.
     page.click("a.md-footer__link--prev")
-    page.wait_for_selector("h1:has-text('Attention, hands-on')")
-    page.click("article a[href$='03-attention-pattern/']")
+    page.wait_for_function("() => !location.pathname.endsWith('/03-attention-pattern/')")
+    page.click("a.md-footer__link--next[href$='03-attention-pattern/']")
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     assert page.locator(LAB).get_attribute("data-runtime") == "ready"  # no second start-up
     page.locator("input[id$='-causal']").check()

@@ -44,11 +44,13 @@ def test_real_site_builds_strict_without_warnings(built_site):
     assert (site / "vendor" / "manifest.json").is_file()
 
 
-def test_lesson_page_has_one_lab_placeholder_and_math(built_site):
+def test_lesson_page_has_one_placeholder_per_lab_fence_and_math(built_site):
     site, _ = built_site
     page = (site / LESSON / "index.html").read_text(encoding="utf-8")
-    assert page.count('<div class="attn-lab"') == 1
-    assert len(DATA_RE.findall(page)) == 1
+    # the lesson's two labs, in page order: the pattern, then scaling
+    assert page.count('<div class="attn-lab"') == 2
+    labs = [json.loads(html.unescape(raw))["lab"] for raw in DATA_RE.findall(page)]
+    assert labs == ["attention_pattern", "scaling"]
     assert "```lab" not in page
     assert page.count('<span class="arithmatex">') >= 10  # inline \( \) math
     assert '<div class="arithmatex">' in page  # display \[ \] math
@@ -57,7 +59,7 @@ def test_lesson_page_has_one_lab_placeholder_and_math(built_site):
 def test_lesson_placeholder_holds_the_lessons_params_and_initial_result(built_site):
     site, _ = built_site
     page = (site / LESSON / "index.html").read_text(encoding="utf-8")
-    (raw,) = DATA_RE.findall(page)
+    raw = DATA_RE.findall(page)[0]  # the attention_pattern lab, first on the page
     assert "&lt;" not in raw and "&amp;" not in raw  # not touched by Markdown
     data = json.loads(html.unescape(raw))
     params = {

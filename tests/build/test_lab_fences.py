@@ -381,7 +381,7 @@ def test_on_page_markdown_renders_the_real_lesson_at_its_file_line():
     markdown, _ = meta.get_data(source)
     attention_map.configure({"docs_dir": str(ROOT / "docs")})  # the page has a map too
     out = hooks.on_page_markdown(markdown, fake_page(source), {}, None)
-    assert len(LAB_DATA_RE.findall(out)) == 1
+    assert len(LAB_DATA_RE.findall(out)) == 2  # the pattern lab, then the scaling lab
     lines = source.split("\n")
     bad_line = lines.index("temperature: 1.0") + 1
     broken = source.replace("temperature: 1.0", "temperature: -1.0")

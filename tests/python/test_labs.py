@@ -141,13 +141,29 @@ def test_different_seeds_give_different_weights():
     assert result(seed=0)["weights"] != result(seed=1)["weights"]
 
 
-def test_same_word_case_folded_has_the_same_key_and_query():
+def test_different_tokens_get_different_keys_and_queries():
+    # "The" and "the" are two tokens (no case-folding), at two positions.
     res = result(preset="content")
     the, The = SENTENCE.index("the"), SENTENCE.index("The")
     logits = np.array(res["logits"])
-    # same key: equal columns for every query; same query: equal rows.
-    np.testing.assert_array_equal(logits[:, the], logits[:, The])
-    np.testing.assert_array_equal(logits[the], logits[The])
+    assert not np.allclose(logits[:, the], logits[:, The])  # different keys
+    assert not np.allclose(logits[the], logits[The])  # different queries
+    n = len(SENTENCE)
+    columns = np.array([logits[:, j] for j in range(n)])
+    assert len({tuple(c) for c in columns.round(12)}) == n  # no two keys alike
+
+
+def test_a_repeated_word_gets_a_related_key_at_another_position():
+    from attention_labs.labs.attention_pattern import queries_and_keys
+
+    tokens = ["x", "y"] * 32  # 64 tokens
+    _, K = queries_and_keys(tokens, "content", 256, 0)
+    corr = np.corrcoef(K)  # (64, 64), between keys
+    same = corr[0, 2::2]  # "x" at position 0 against "x" elsewhere
+    other = corr[0, 1::2]  # "x" against "y"
+    assert 0.35 < same.mean() < 0.65  # half of each embedding is the shared word vector
+    assert abs(other.mean()) < 0.15
+    assert np.all(same < 0.95)  # never the same key
 
 
 def test_a_words_vectors_do_not_depend_on_its_neighbours():

@@ -8,8 +8,13 @@ Queries and keys are synthetic but honest: every component has unit variance, so
 q . k has variance d_head (Vaswani et al. 2017, footnote 4) and the sqrt(d_head) toggle
 shows what it was made for.
 
-- ``content``: each distinct word (case-folded) has a fixed random embedding; random
-  W_Q and W_K project it to a query and a key. Same word, same vectors.
+- ``content``: each token's embedding is the sum of a random vector for its text and a
+  random vector for its position, scaled by 1/sqrt(2) so its components keep unit
+  variance (real models add a position embedding too: GPT-2 learns one per position;
+  Vaswani et al. 2017 use fixed sinusoids). Random W_Q and W_K project it to a query and
+  a key. Texts are not case-folded: "The" and "the" are different tokens, as they are for
+  a real tokenizer. So two different tokens never share a key, and the same word at two
+  positions gets two related keys (half of each embedding is shared).
 - ``previous_token`` / ``first_token`` / ``self``: each position has a random code and
   key j is the code of j; query i is half the code of the position it should find
   (i - 1, 0 or i) plus independent noise, so the wanted key scores about d_head / 2 and
@@ -27,13 +32,15 @@ import numpy as np
 from ..attention import attention_logits, causal_mask, entropy_bits, softmax
 from ..params import Param
 
+MAX_TOKENS = 128  # the schema's max_items: one position vector each
+
 SCHEMA = (
     Param(
         "tokens",
         "tokens",
         ["The", "fluffy", "blue", "creature", "roamed", "the", "verdant", "forest"],
         "The sentence, one token per item.",
-        max_items=128,
+        max_items=MAX_TOKENS,
         max_chars=32,
     ),
     Param(
@@ -66,10 +73,20 @@ STRENGTH = 0.5  # how much of a positional query is the code it looks for
 @functools.lru_cache(maxsize=4096)  # a reader mostly changes knobs, not words
 def _word_embedding(token: str, seed: int) -> np.ndarray:
     # crc32, not hash(): Python salts str hashes per process, and the page must match CPython.
-    rng = np.random.default_rng([seed, zlib.crc32(token.casefold().encode("utf-8"))])
+    # The exact text, not case-folded: "The" and "the" are two tokens with two vectors.
+    rng = np.random.default_rng([seed, zlib.crc32(token.encode("utf-8"))])
     vector = rng.standard_normal(D_MODEL)
     vector.flags.writeable = False  # shared by the cache
     return vector
+
+
+@functools.lru_cache(maxsize=8)
+def _position_embeddings(seed: int) -> np.ndarray:
+    """(MAX_TOKENS, D_MODEL): row i is position i's random vector, whatever seq_len is."""
+    # [seed, 2**32]: a stream no token's [seed, crc32] can be (crc32 < 2**32).
+    vectors = np.random.default_rng([seed, 2**32]).standard_normal((MAX_TOKENS, D_MODEL))
+    vectors.flags.writeable = False
+    return vectors
 
 
 def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
@@ -77,7 +94,9 @@ def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
     seq_len = len(tokens)
     rng = np.random.default_rng(seed)
     if preset == "content":
-        E = np.stack([_word_embedding(t, seed) for t in tokens])  # (seq_len, d_model)
+        words = np.stack([_word_embedding(t, seed) for t in tokens])  # (seq_len, d_model)
+        # Word plus position, each unit variance: / sqrt(2) keeps the sum unit variance.
+        E = (words + _position_embeddings(seed)[:seq_len]) / math.sqrt(2)
         # Var(W) = 1/d_model keeps each projected component at unit variance.
         W_Q = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)
         W_K = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)

@@ -1,0 +1,136 @@
+"""Lesson 4's masking lab in headless Chromium: the build's result is drawn before Python,
+and moving its controls recomputes in Pyodide exactly what CPython computes. One page and
+one Pyodide start for the whole module."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attention_labs.labs import run_lab
+from helpers import RecordedPage
+
+LESSON = "lessons/04-masking/"
+LAB = ".attn-lab[data-lab=masking]"
+PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
+
+STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v, (x) => Number.isFinite(x) ? x : null)
+    : Array.isArray(v) ? v.map(plain)
+    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+    : v;
+  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+
+
+@pytest.fixture(scope="module")
+def lesson(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(rec.base + LESSON)
+    rec.page.wait_for_selector(f"{LAB}[data-status=initial]")
+    yield rec
+    rec.context.close()
+
+
+def state(page):
+    return page.evaluate(STATE, LAB)
+
+
+def wait_for_runs(page, n):
+    page.wait_for_function(
+        f"() => Number(document.querySelector('{LAB}').dataset.runs || 0) >= {n}",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+
+
+def assert_same_as_cpython(got):
+    expected = run_lab("masking", got["params"])["result"]
+    res = got["result"]
+    assert res["tokens"] == expected["tokens"]
+    assert res["counts"] == expected["counts"]
+    assert res["cost"] == expected["cost"]
+    np.testing.assert_allclose(res["weights"], expected["weights"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res["row_sums"], expected["row_sums"], rtol=0, atol=1e-12)
+    assert res["logits"] == [
+        [v if v is None else pytest.approx(v, abs=1e-12) for v in row] for row in expected["logits"]
+    ]
+    assert res["top_key"] == expected["top_key"]
+
+
+def summary(page):
+    return page.locator(f"{LAB} .attn-masking__summary").inner_text()
+
+
+def test_the_builds_result_is_drawn_before_python(lesson):
+    page = lesson.page
+    got = state(page)
+    assert got["runs"] == 0
+    assert_same_as_cpython(got)
+    assert page.locator(f"{LAB} canvas.attn-heatmap").count() == 1
+    assert page.locator(f"{LAB} .attn-lab__table tbody tr").count() == 8
+    text = summary(page)
+    assert text.startswith("The causal mask, applied before softmax: keeps 36 of 64 entries")
+    assert "blocks 28 (43.8%); every row sums to 1." in text
+    assert page.locator(f"{LAB} .attn-masking__cost svg").count() >= 1  # chart (+ legend)
+    assert page.locator(f"{LAB} .attn-masking__cost table").count() == 1  # text alternative
+    # only the controls of the chosen mask are shown
+    assert page.locator(f"{LAB} input[id$='-pad']").is_hidden()
+    assert page.locator(f"{LAB} input[id$='-window']").is_hidden()
+
+
+def test_each_control_recomputes_in_pyodide_equal_to_cpython(lesson):
+    page = lesson.page
+    page.locator(LAB).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+
+    def enter(name, value):
+        box = page.locator(f"{LAB} input[id$='-{name}']")
+        box.fill(str(value))
+        box.press("Enter")
+
+    steps = [
+        lambda: page.select_option(f"{LAB} select[id$='-mask']", "padding"),
+        lambda: enter("pad", 3),
+        lambda: page.select_option(f"{LAB} select[id$='-apply']", "after"),
+        lambda: page.select_option(f"{LAB} select[id$='-mask']", "sliding_window"),
+        lambda: enter("window", 2),
+        lambda: enter("seq_len", 20),
+        lambda: enter("spread", 0.5),
+        lambda: page.click(f"{LAB} button.attn-lab__reseed"),
+    ]
+    for n, step in enumerate(steps, start=1):
+        step()
+        wait_for_runs(page, n)
+        assert_same_as_cpython(state(page))
+        if n == 2:
+            assert state(page)["result"]["tokens"][-3:] == ["PAD"] * 3
+            assert page.locator(f"{LAB} input[id$='-window']").is_hidden()
+        if n == 3:
+            assert "0 of 8 rows sum to 1" in summary(page)
+    got = state(page)
+    assert got["params"] | {"seed": 0} == {
+        "seq_len": 20,
+        "spread": 0.5,
+        "mask": "sliding_window",
+        "pad": 3,
+        "window": 2,
+        "apply": "after",
+        "seed": 0,
+    }
+    assert "The sliding window, applied after softmax: keeps 39 of 400 entries" in summary(page)
+    assert "nan" not in page.locator(LAB).inner_text().lower()
+    assert lesson.errors == []
+
+
+def test_lowering_seq_len_below_the_pad_count_lowers_the_pad_count(lesson):
+    page = lesson.page
+    runs = state(page)["runs"]
+    page.select_option(f"{LAB} select[id$='-mask']", "padding")
+    wait_for_runs(page, runs + 1)
+    box = page.locator(f"{LAB} input[id$='-seq_len']")
+    box.fill("3")
+    box.press("Enter")
+    wait_for_runs(page, runs + 2)
+    got = state(page)
+    assert (got["params"]["seq_len"], got["params"]["pad"]) == (3, 2)
+    assert page.locator(f"{LAB} input[id$='-pad']").get_attribute("max") == "2"
+    assert page.locator(f"{LAB} .attn-lab__error").is_hidden()
+    assert_same_as_cpython(got)

@@ -1,0 +1,328 @@
+"""Every number and claim in the prose of docs/lessons/04-masking.md, computed here with
+attention_labs. The prose's numbers are ``{{ expr }}`` filled at build time from the
+lesson's ```numbers fence (build_scripts/hooks/numbers.py); each claim below is formatted
+here and looked up in the lesson as the build renders it, on the lab's default view."""
+
+import itertools
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from attention_labs import causal_mask, padding_mask, sliding_window_mask, softmax
+from attention_labs.labs import run_lab, run_lab_json
+from helpers import ROOT
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
+
+LESSON_PATH = ROOT / "docs" / "lessons" / "04-masking.md"
+SOURCE = LESSON_PATH.read_text(encoding="utf-8")
+RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], "lessons/04-masking.md", kinds=())
+TEXT = re.sub(r"\s+", " ", RENDERED)
+
+
+def claim(phrase):
+    """Assert `phrase` (whitespace-normalised) is in the lesson as rendered."""
+    phrase = re.sub(r"\s+", " ", phrase)
+    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+
+
+def vec(values, spec=".3f"):
+    return ", ".join(format(v, spec) for v in values)
+
+
+def lab_params():
+    (body,) = re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M)
+    params = yaml.safe_load(body)
+    assert params.pop("lab") == "masking"
+    return params
+
+
+def default(**changes):
+    return run_lab("masking", {**lab_params(), **changes})["result"]
+
+
+def fences(kind):
+    return [f.body for f in scanner.find_fences(SOURCE, (kind,))]
+
+
+def test_front_matter():
+    front = meta.get_data(SOURCE)[1]
+    assert front["title"] == "Masking"
+    assert front["prerequisites"] == ["03-attention-pattern"]
+
+
+def test_the_lab_fence_is_the_labs_default():
+    assert run_lab("masking", lab_params()) == run_lab("masking")
+
+
+# ----------------------------------------------------------------------------
+# before and after softmax
+
+
+def test_masking_before_softmax_keeps_rows_summing_to_one_and_after_does_not():
+    row = np.array([1.0, 3.0, 2.0, 4.0])
+    visible = causal_mask(4)[2]
+    before, full = softmax(row, where=visible), softmax(row)
+    after = full * visible
+    assert before.sum() == pytest.approx(1, abs=1e-15) and before[3] == 0.0
+    assert after.sum() < 0.5  # "had taken most of the budget"
+    assert full[3] > 0.5
+    claim(f"Masked before softmax, its weights are \\(({vec(before)})\\), which sum to 1.")
+    claim(f"set the hidden weight to zero, we would get \\(({vec(after)})\\), which sums to only")
+    claim(f"{after.sum():.3f}: the last key, the one the query must not see, had taken most")
+    # "Dividing that row by its new sum would repair it"
+    np.testing.assert_allclose(after / after.sum(), before, rtol=0, atol=1e-15)
+    claim("Dividing that row by its new sum would repair it: it gives exactly the weights masked")
+    # the same through torch: -inf before softmax
+    t = torch.tensor(np.where(visible, row, -np.inf))
+    np.testing.assert_allclose(torch.softmax(t, -1).numpy(), before, rtol=0, atol=1e-15)
+
+
+def test_causal_grid_counts():
+    n = 6
+    hidden = int((~causal_mask(n)).sum())
+    assert hidden == n * (n - 1) // 2
+    claim(f"In a causal grid of {n} tokens the mask hides {hidden} of the {n * n} entries")
+
+
+def test_generation_uses_the_same_computation():
+    # The newest token is the last query: the mask changes nothing for its row, so its
+    # output equals attention over the whole prefix with no mask (same code path).
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((7, 4)) for _ in range(3))
+    from attention_labs import scaled_dot_product_attention as sdpa
+
+    full, _ = sdpa(q, k, v, mask=causal_mask(7))
+    for i in range(7):
+        last, _ = sdpa(q[i : i + 1], k[: i + 1], v[: i + 1])
+        np.testing.assert_allclose(full[i], last[0], rtol=0, atol=1e-12)
+    claim("for that row the mask changes nothing")
+
+
+# ----------------------------------------------------------------------------
+# padding, sliding windows, a fully masked row
+
+
+def test_padding_mask_example():
+    mask = padding_mask([5, 3], 5)
+    rows = [" & ".join(str(int(v)) for v in r) for r in mask]
+    assert rows == ["1 & 1 & 1 & 1 & 1", "1 & 1 & 1 & 0 & 0"]
+    claim(f"\\begin{{pmatrix}} {rows[0]} \\\\ {rows[1]} \\end{{pmatrix}}")
+    claim("For two sentences of 5 and 3 tokens padded to 5")
+    # "including the padding's own queries: those rows are distributions over the real keys"
+    w = softmax(np.random.default_rng(1).normal(size=(2, 5, 5)), where=mask[:, None, :])
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0)
+    assert np.all(w[1][:, 3:] == 0)
+    claim("those rows are distributions over the real keys")
+
+
+def test_sliding_window_keeps_at_most_w_per_row_and_grows_linearly():
+    w = 3
+    for n in (8, 16, 64):
+        mask = sliding_window_mask(n, w)
+        assert mask.sum(axis=-1).max() == w
+        assert mask.sum() == n * w - w * (w - 1) // 2  # linear in n
+    claim("A row then has at most \\(w\\) visible keys whatever the sentence length")
+    # "each layer moves it up to w - 1 positions": k layers reach k (w - 1) back
+    n, layers = 20, 3
+    reach = np.linalg.matrix_power(sliding_window_mask(n, w).astype(int), layers) > 0
+    assert reach[n - 1].argmax() == n - 1 - layers * (w - 1)
+    claim("each layer moves it up to \\(w - 1\\) positions")
+    claim("Mistral 7B uses a window of 4,096 keys over 32 layers")
+
+
+def test_a_fully_masked_row():
+    scores = np.array([1.0, 2.0, 3.0])
+    nothing = np.zeros(3, dtype=bool)
+    ours = softmax(scores, where=nothing)
+    assert ours.tolist() == [0.0, 0.0, 0.0]
+    claim(f"\\(({vec(ours, 'g')})\\): the query reads nothing")
+    uniform = softmax(np.where(nothing, scores, -1e9))
+    np.testing.assert_allclose(uniform, 1 / 3, rtol=0, atol=1e-15)
+    claim(f"softmax returns the uniform row \\(({vec(uniform)})\\)")
+    claim("such as \\(-10^{ 9 }\\) instead of")
+    with np.errstate(invalid="ignore"):
+        hidden = np.where(nothing, scores, -np.inf)
+        plain = np.exp(hidden - hidden.max()) / np.exp(hidden - hidden.max()).sum()
+    assert np.isnan(plain).all()
+    assert torch.softmax(torch.tensor(hidden), -1).isnan().all()
+    claim("the row is NaN (not a number)")
+    # PyTorch's scaled_dot_product_attention does the same as this project
+    q = torch.ones(1, 3, 2, dtype=torch.float64)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q, q, q, attn_mask=torch.zeros(3, 3, dtype=torch.bool)
+    )
+    assert out.abs().max() == 0
+    claim("PyTorch's `scaled_dot_product_attention` does the same.")
+
+
+def test_left_padding_with_a_causal_mask_leaves_rows_with_nothing_to_see():
+    real = np.arange(5) >= 2  # 3 tokens left-padded to 5
+    mask = causal_mask(5) & real[None, :]
+    empty = np.flatnonzero(~mask.any(axis=-1)).tolist()
+    assert empty == [0, 1]
+    claim("The first 2 positions are padding")
+    claim("Rows 1, 2 have nothing to see.")
+    weights = softmax(np.ones((5, 5)), where=mask)
+    assert np.all(weights[:2] == 0) and np.allclose(weights[2:].sum(axis=-1), 1)
+    claim("a fully masked row sums to 0, not 1, and it is the only kind of row that does")
+
+
+def test_no_nan_reaches_the_page():
+    # NumPy formats a NaN as "nan" (the prose's word is "NaN"): no filled number is one
+    assert not re.search(r"(?<![A-Za-z])nan(?![A-Za-z])", RENDERED)
+    for kind in ("none", "causal", "padding", "sliding_window"):
+        for apply in ("before", "after"):
+            params = {"mask": kind, "apply": apply, "seq_len": 64, "pad": 63, "window": 1}
+            assert json.loads(run_lab_json("masking", json.dumps(params)))["ok"] is True
+
+
+# ----------------------------------------------------------------------------
+# the lab's default view and "Things to try"
+
+
+def test_default_causal_view():
+    res = default()
+    c = res["counts"]
+    assert (c["kept"], c["total"], c["masked"]) == (36, 64, 28)
+    claim(
+        f"The mask keeps {c['kept']} of the {c['total']} entries and blocks {c['masked']} "
+        f"({c['blocked_percent']:.1f}%); every row sums to 1, and the first row puts all its "
+        "weight on itself."
+    )
+    np.testing.assert_allclose(res["row_sums"], 1.0, rtol=0, atol=1e-12)
+    assert res["weights"][0][0] == 1.0
+
+
+def test_after_softmax_only_the_last_row_sums_to_one():
+    sums = np.array(default(apply="after")["row_sums"])
+    assert sums[-1] == pytest.approx(1, abs=1e-12) and np.all(sums[:-1] < 1 - 1e-6)
+    claim(
+        "now only the last row, which hides nothing, sums to 1; the others sum to between "
+        f"{sums.min():.2f} and {sums[:-1].max():.2f}."
+    )
+
+
+def test_padding_view():
+    res = default(mask="padding")
+    pads = res["tokens"].count("PAD")
+    assert pads == lab_params().get("pad", 2) == 2
+    weights = np.array(res["weights"])
+    assert np.all(weights[:, -pads:] == 0)
+    np.testing.assert_allclose(weights[-pads:].sum(axis=-1), 1.0)
+    claim(f"The last {pads} tokens become `PAD` and their columns go blank")
+
+
+def test_sliding_window_view_and_cost():
+    res = default(mask="sliding_window")
+    from attention_labs.labs.masking import SCHEMA
+
+    window = next(p.default for p in SCHEMA if p.name == "window")
+    assert window == 3
+    claim(f"With a window of {window} the mask keeps {res['counts']['kept']} entries here.")
+    causal64 = default(seq_len=64)["counts"]
+    window64 = default(seq_len=64, mask="sliding_window")
+    assert abs(causal64["kept"] / causal64["total"] - 0.5) < 0.02  # "about half"
+    claim(
+        f"the causal mask keeps {causal64['kept']:,d} of {causal64['total']:,d}, still about "
+        f"half and still quadratic, while the window keeps {window64['counts']['kept']}"
+    )
+    # "its curve is a straight line"; the causal one is not
+    kept = np.array(window64["cost"]["kept"])
+    lengths = np.array(window64["cost"]["lengths"])
+    assert np.all(np.diff(kept[lengths >= window]) == window)
+    assert len(set(np.diff(default(seq_len=64)["cost"]["kept"]))) > 1
+
+
+# ----------------------------------------------------------------------------
+# the cell and the exercises
+
+
+def test_the_python_cell_rows_sum_to_one():
+    from attention_labs import cells
+
+    (cell,) = fences("pycell")
+    out = cells.run_cell(cell, cells.new_namespace(), "<cell>")
+    assert out["error"] is None
+    assert out["value"] == "array([[1., 1., 1., 1., 1.],\n       [1., 1., 1., 1., 1.]])"
+
+
+def rounded_both_ways(x):
+    x = np.atleast_1d(x)
+    lo, hi = np.floor(x * 100 + 1e-9) / 100, np.ceil(x * 100 - 1e-9) / 100
+    for bits in itertools.product((False, True), repeat=len(x)):
+        yield np.where(bits, hi, lo)
+
+
+def test_the_numeric_exercise_accepts_every_two_decimal_reader():
+    spec = next(
+        s
+        for s in (exercise.parse_exercise(b, "lesson") for b in fences("exercise"))
+        if s["kind"] == "numeric"
+    )
+    ns = exercise.run_setup(spec, "lesson")
+    s, visible = ns["s"], ns["visible"]
+    worst_w = worst_sum = 0.0
+    for e in rounded_both_ways(np.exp(s)):  # each exponential rounded down or up
+        for kept in rounded_both_ways(e[visible].sum()):
+            for w in rounded_both_ways(np.where(visible, e, 0) / kept[0]):
+                worst_w = max(worst_w, np.abs(w - ns["w"]).max())
+        for total in rounded_both_ways(e.sum()):
+            for kept in rounded_both_ways(e[visible].sum()):
+                for ratio in rounded_both_ways(kept[0] / total[0]):
+                    worst_sum = max(worst_sum, abs(ratio[0] - ns["zeroed"].sum()))
+    assert max(worst_w, worst_sum) <= spec["tolerance"] == ns["tolerance"]
+    assert spec["tolerance"] - max(worst_w, worst_sum) < 0.005  # not much looser
+    assert ns["hidden"] == 15
+    prompt = exercise.fill_template(spec["prompt"], ns, "lesson")
+    assert "Rounding every step to two decimals is fine" in re.sub(r"\s+", " ", prompt)
+    # no typed number in the worked solution or hint (beyond the formula's "/ 2")
+    for field in ("solution", "hint", "prompt"):
+        bare = re.sub(r"\{\{.*?\}\}", "", spec[field])
+        bare = re.sub(r"(keys?|query|token) \d", "", bare).replace("/ 2", "")
+        assert not re.search(r"\d", bare), (field, re.findall(r".{20}\d.{20}", bare))
+
+
+def test_the_code_exercise_checks_the_edge_cases_the_lesson_teaches():
+    spec = next(
+        s
+        for s in (exercise.parse_exercise(b, "lesson") for b in fences("exercise"))
+        if s["kind"] == "code"
+    )
+    names = [c["name"] for c in spec["checks"]]
+    assert "a row with nothing to see is all zeros, never NaN" in names
+    assert "padding queries still read the real keys" in names
+    # a solution that fills with -inf and a plain softmax fails exactly the empty-row check
+    naive = """
+import numpy as np
+def batch_weights(scores, lengths, causal):
+    scores = np.asarray(scores, dtype=float)
+    b, n, _ = scores.shape
+    keys = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
+    mask = np.broadcast_to(keys[:, None, :], scores.shape)
+    if causal:
+        mask = mask & np.tri(n, dtype=bool)
+    s = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+"""
+    from attention_labs import cells
+
+    failed = []
+    for check in spec["checks"]:
+        ns = cells.new_namespace()
+        ns["assert_close"] = lambda got, want, name: np.testing.assert_allclose(
+            np.asarray(got, dtype=float), want, atol=1e-9, err_msg=name
+        )
+        exec(naive, ns)  # noqa: S102
+        try:
+            exec(check["code"], ns)  # noqa: S102
+        except AssertionError:
+            failed.append(check["name"])
+    assert failed == ["a row with nothing to see is all zeros, never NaN"]

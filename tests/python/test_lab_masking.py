@@ -1,0 +1,257 @@
+"""The masking lab (labs_py/attention_labs/labs/masking.py) and the masks it uses,
+attention.padding_mask and attention.sliding_window_mask, against PyTorch."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from attention_labs import (
+    causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+    sliding_window_mask,
+    softmax,
+)
+from attention_labs.labs import masking as lab
+from attention_labs.labs import run_lab, run_lab_json
+from attention_labs.params import LabParameterError
+
+LAB = "masking"
+KINDS = ("none", "causal", "padding", "sliding_window")
+
+
+def result(**params):
+    return run_lab(LAB, params)["result"]
+
+
+# ----------------------------------------------------------------------------
+# padding_mask and sliding_window_mask
+
+
+def test_padding_mask_marks_the_real_tokens():
+    mask = padding_mask([3, 1, 4, 0], 4)
+    assert mask.dtype == np.bool_ and mask.shape == (4, 4)
+    assert mask.tolist() == [
+        [True, True, True, False],
+        [True, False, False, False],
+        [True, True, True, True],
+        [False, False, False, False],
+    ]
+
+
+def test_sliding_window_mask_sees_itself_and_window_minus_one_before():
+    mask = sliding_window_mask(5, 2)
+    assert mask.tolist() == [
+        [True, False, False, False, False],
+        [True, True, False, False, False],
+        [False, True, True, False, False],
+        [False, False, True, True, False],
+        [False, False, False, True, True],
+    ]
+    assert np.array_equal(sliding_window_mask(5, 1), np.eye(5, dtype=bool))
+    for window in (5, 6, 64):
+        assert np.array_equal(sliding_window_mask(5, window), causal_mask(5))
+
+
+def torch_sliding_window(seq_len, window):
+    """An independent construction: lower triangle minus everything `window` or more back."""
+    ones = torch.ones(seq_len, seq_len, dtype=torch.bool)
+    return torch.tril(ones) & ~torch.tril(ones, diagonal=-window)
+
+
+@pytest.mark.parametrize("seq_len,window", [(1, 1), (6, 1), (6, 3), (9, 4), (7, 7), (5, 12)])
+def test_sliding_window_attention_equals_torch(seq_len, window):
+    rng = np.random.default_rng(seq_len * 10 + window)
+    q, k, v = (rng.standard_normal((2, seq_len, 4)) for _ in range(3))
+    mask = sliding_window_mask(seq_len, window)
+    assert np.array_equal(mask, torch_sliding_window(seq_len, window).numpy())
+    out, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+    expected = F.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask)
+    )
+    np.testing.assert_allclose(out, expected.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_causal_mask_equals_torch_is_causal():
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((3, 6, 4)) for _ in range(3))
+    out, _ = scaled_dot_product_attention(q, k, v, mask=causal_mask(6))
+    expected = F.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)), is_causal=True)
+    np.testing.assert_allclose(out, expected.numpy(), rtol=0, atol=1e-12)
+
+
+def test_padding_mask_equals_torch_sdpa_and_multihead_key_padding_mask():
+    lengths, seq_len, d_model, n_heads = [5, 2, 3], 5, 8, 2
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, seq_len, d_model))
+    keys = padding_mask(lengths, seq_len)  # (batch, seq_len)
+    # scaled dot-product attention, batch of (seq_q, seq_k) grids: mask[:, None, :]
+    out, weights = scaled_dot_product_attention(x, x, x, mask=keys[:, None, :])
+    t = torch.tensor(x)
+    expected = F.scaled_dot_product_attention(t, t, t, attn_mask=torch.tensor(keys[:, None, :]))
+    np.testing.assert_allclose(out, expected.numpy(), rtol=0, atol=1e-12)
+    assert np.all(weights[~np.broadcast_to(keys[:, None, :], weights.shape)] == 0.0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)  # pad queries too
+    # torch.nn.MultiheadAttention: key_padding_mask is the negation (True = ignore)
+    mha = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True, dtype=torch.float64)
+    mha.eval()
+    with torch.no_grad():
+        _, w = mha(t, t, t, key_padding_mask=torch.tensor(~keys), average_attn_weights=False)
+    assert np.all(w.numpy()[~np.broadcast_to(keys[:, None, None, :], w.shape)] == 0.0)
+
+
+def test_a_fully_masked_row_gives_zeros_here_nan_in_a_plain_softmax_and_uniform_with_minus_1e9():
+    scores = np.array([[1.0, 2.0, 3.0]])
+    none = np.zeros((1, 3), dtype=bool)
+    assert softmax(scores, where=none).tolist() == [[0.0, 0.0, 0.0]]  # this project
+    assert torch.softmax(torch.full((3,), -torch.inf), dim=-1).isnan().all()  # -inf: NaN
+    filled = softmax(np.where(none, scores, -1e9))  # a large negative number: uniform
+    np.testing.assert_allclose(filled, 1 / 3, rtol=0, atol=1e-12)
+    # torch's scaled_dot_product_attention agrees with this project: a zero output row
+    q = torch.ones(1, 3, 2, dtype=torch.float64)
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=torch.tensor(np.vstack([none] * 3)))
+    assert out.abs().sum() == 0
+
+
+@pytest.mark.parametrize(
+    "call,words",
+    [
+        (lambda: padding_mask([2, 5], 4), "each length must be from 0 to seq_len = 4, got 5"),
+        (lambda: padding_mask([-1], 4), "got -1"),
+        (lambda: padding_mask([[1, 2]], 4), "1-D sequence of ints"),
+        (lambda: padding_mask([1.5], 4), "must hold ints"),
+        (lambda: padding_mask([1], 0), "seq_len must be an int >= 1"),
+        (lambda: padding_mask([1], True), "seq_len must be an int >= 1"),
+        (lambda: sliding_window_mask(4, 0), "window must be an int >= 1"),
+        (lambda: sliding_window_mask(4, 2.0), "window must be an int >= 1"),
+        (lambda: sliding_window_mask(0, 2), "seq_len must be an int >= 1"),
+    ],
+)
+def test_bad_mask_arguments_say_what_is_allowed(call, words):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert words in str(info.value)
+
+
+def test_padding_mask_of_an_empty_batch():
+    assert padding_mask([], 3).shape == (0, 3)
+
+
+# ----------------------------------------------------------------------------
+# the lab
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_labs_mask_is_the_library_mask(kind):
+    n, pad, window = 9, 3, 4
+    res = result(seq_len=n, mask=kind, pad=pad, window=window)
+    expected = {
+        "none": np.ones((n, n), dtype=bool),
+        "causal": causal_mask(n),
+        "padding": np.broadcast_to(padding_mask([n - pad], n), (n, n)),
+        "sliding_window": sliding_window_mask(n, window),
+    }[kind]
+    visible = np.array([[v is not None for v in row] for row in res["logits"]])
+    assert np.array_equal(visible, expected)
+    weights = np.array(res["weights"])
+    assert np.all(weights[~expected] == 0.0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+    assert res["counts"] == {
+        "total": n * n,
+        "kept": int(expected.sum()),
+        "masked": int((~expected).sum()),
+        "blocked_percent": pytest.approx(100 * (~expected).sum() / n**2),
+    }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_masked_before_softmax_equals_torch_sdpa_weights(kind):
+    res = result(seq_len=7, mask=kind, pad=2, window=3, spread=3.0, seed=5)
+    scores = np.array([[np.nan if v is None else v for v in row] for row in res["logits"]])
+    mask = ~np.isnan(scores)
+    # torch: the weights are the attention output for V = identity; scale 1 keeps scores as given
+    q = torch.tensor(np.where(mask, scores, 0.0))
+    eye = torch.eye(7, dtype=torch.float64)
+    expected = F.scaled_dot_product_attention(q, eye, eye, attn_mask=torch.tensor(mask), scale=1.0)
+    np.testing.assert_allclose(res["weights"], expected.numpy(), rtol=0, atol=1e-12)
+
+
+def test_zeroing_after_softmax_leaves_rows_that_do_not_sum_to_one():
+    before, after = result(apply="before"), result(apply="after")
+    assert before["logits"] == after["logits"]
+    mask = np.array([[v is not None for v in row] for row in after["logits"]])
+    full = softmax(np.array(run_lab(LAB, {"mask": "none"})["result"]["logits"], dtype=float))
+    np.testing.assert_allclose(after["weights"], full * mask, rtol=0, atol=1e-15)
+    sums = np.array(after["row_sums"])
+    assert np.all(sums[:-1] < 1) and sums[-1] == pytest.approx(1)  # only the last row sees all
+    np.testing.assert_allclose(before["row_sums"], 1.0, rtol=0, atol=1e-12)
+    assert after["entropy_bits"] is None and after["max_entropy_bits"] is None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("pad,window", [(0, 1), (5, 3), (20, 64)])
+def test_cost_curve_closed_forms_equal_counting_the_mask(kind, pad, window):
+    res = result(mask=kind, pad=pad, window=window, seq_len=max(pad + 1, 2))
+    cost = res["cost"]
+    for length, kept, full in zip(cost["lengths"], cost["kept"], cost["full"], strict=True):
+        mask = lab.build_mask(kind, length, pad, window)
+        assert (kept, full) == (int(mask.sum()), length * length), (kind, length)
+    assert cost["lengths"][-1] == 64
+    assert cost["lengths"][0] == (max(2, pad + 1) if kind == "padding" else 2)
+
+
+def test_padding_tokens_are_named_pad_and_keep_their_query_rows():
+    res = result(mask="padding", pad=3, seq_len=6)
+    assert res["tokens"] == ["t1", "t2", "t3", "PAD", "PAD", "PAD"]
+    weights = np.array(res["weights"])
+    np.testing.assert_allclose(weights[3:].sum(axis=-1), 1.0)  # pad queries read real keys
+    assert np.all(weights[:, 3:] == 0.0)
+
+
+def test_no_nan_reaches_the_page_at_any_extreme():
+    for kind in KINDS:
+        for params in (
+            {"seq_len": 64, "pad": 63, "window": 1, "spread": 8.0},
+            {"seq_len": 2, "pad": 1, "window": 64, "spread": 0.0},
+        ):
+            for apply in ("before", "after"):
+                text = run_lab_json(LAB, json.dumps({**params, "mask": kind, "apply": apply}))
+                out = json.loads(text)  # run_lab_json refuses NaN (allow_nan=False)
+                assert out["ok"] is True
+                weights = np.array(run_lab(LAB, {**params, "mask": kind})["result"]["weights"])
+                assert np.all(np.isfinite(weights))
+
+
+def test_spread_zero_gives_uniform_rows_over_the_visible_keys():
+    weights = np.array(result(spread=0.0)["weights"])
+    np.testing.assert_allclose(weights[3, :4], 0.25)
+
+
+@pytest.mark.parametrize(
+    "params,param,words",
+    [
+        ({"seq_len": 1}, "seq_len", "whole number from 2 to 64"),
+        ({"seq_len": 65}, "seq_len", "whole number from 2 to 64"),
+        ({"spread": -1}, "spread", "number from 0 to 8"),
+        ({"spread": 9}, "spread", "number from 0 to 8"),
+        ({"mask": "diagonal"}, "mask", "one of 'none', 'causal', 'padding', 'sliding_window'"),
+        ({"pad": 64}, "pad", "whole number from 0 to 63"),
+        ({"mask": "padding", "seq_len": 4, "pad": 4}, "pad", "from 0 to seq_len - 1 = 3, got 4"),
+        ({"window": 0}, "window", "whole number from 1 to 64"),
+        ({"apply": "never"}, "apply", "one of 'before', 'after'"),
+        ({"seed": 2**31}, "seed", "whole number from 0 to"),
+    ],
+)
+def test_bad_parameters_name_the_parameter_and_the_allowed_range(params, param, words):
+    with pytest.raises(LabParameterError) as info:
+        run_lab(LAB, params)
+    assert info.value.param == param and words in str(info.value)
+    out = json.loads(run_lab_json(LAB, json.dumps(params)))
+    assert out["ok"] is False and out["param"] == param and words in out["error"]
+
+
+def test_a_pad_count_too_large_is_fine_when_the_mask_is_not_padding():
+    assert result(mask="causal", seq_len=4, pad=10)["counts"]["kept"] == 10
