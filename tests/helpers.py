@@ -33,12 +33,17 @@ def mkdocs_build(site_dir, config_file=None):
     return proc, proc.stdout + proc.stderr
 
 
-def project_copy(tmp_path, pages=None, vendor=True):
+def project_copy(tmp_path, pages=None, vendor=True, execute=()):
     """A copy of the project's mkdocs.yml and docs/ under tmp_path.
 
     ``pages`` maps extra docs-relative paths to their text (a lesson among them is in the
     nav: the build derives it from the files), and ``vendor=False`` leaves docs/vendor out
-    (otherwise it is a symlink to the real one). Returns the config file's path."""
+    (otherwise it is a symlink to the real one). Returns the config file's path.
+
+    Only the notebooks named in ``execute`` (docs-relative, e.g. "notebooks/99-x.py") are
+    executed; the others are built as pages without outputs. Executing every companion
+    notebook costs each build about 35 s, and the real site build (``built_site``,
+    ``make build``) executes them all already."""
     docs = tmp_path / "docs"
     shutil.copytree(
         ROOT / "docs", docs, ignore=lambda d, names: ["vendor"] if Path(d) == ROOT / "docs" else []
@@ -53,6 +58,13 @@ def project_copy(tmp_path, pages=None, vendor=True):
     config["docs_dir"] = str(docs)
     config["site_dir"] = str(tmp_path / "site")
     config["hooks"] = [str((ROOT / hook).resolve()) for hook in config["hooks"]]
+    for plugin in config["plugins"]:
+        if isinstance(plugin, dict) and "mkdocs-jupyter" in plugin:
+            others = sorted(
+                p.relative_to(docs).as_posix() for p in (docs / "notebooks").glob("*.py")
+            )
+            plugin["mkdocs-jupyter"]["execute"] = bool(execute)
+            plugin["mkdocs-jupyter"]["execute_ignore"] = [p for p in others if p not in execute]
     config_file = tmp_path / "mkdocs.yml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return config_file

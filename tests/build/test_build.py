@@ -151,7 +151,9 @@ def test_a_notebook_that_raises_fails_the_build(tmp_path):
         "# %% [markdown]\n# # Broken notebook\n\n"
         "# %%\nx = 1\n\n# %%\nraise ValueError('this notebook is broken on purpose')\n"
     )
-    config = project_copy(tmp_path, pages={"notebooks/99-broken.py": text})
+    config = project_copy(
+        tmp_path, pages={"notebooks/99-broken.py": text}, execute=["notebooks/99-broken.py"]
+    )
     proc, output = mkdocs_build(tmp_path / "site", config)
     assert proc.returncode != 0, output
     assert "this notebook is broken on purpose" in output, output
