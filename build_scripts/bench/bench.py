@@ -37,7 +37,7 @@ LESSON = "lessons/03-attention-pattern/"
 # What the last main() measured, for build_scripts/bench/bench_report.py (REPORT.md):
 # {"cold": {mode: [marks per run]}, "latency": {seq_len: {...}}, "warm": [ms], "runs": n}
 RESULTS: dict = {}
-LAB = ".attn-lab"
+LAB = ".attn-lab[data-lab=attention_pattern]"  # the page's first lab; lesson 3 has two
 
 MARKS_JS = """() => {
   const at = (name) => { const m = performance.getEntriesByName(name); return m.length ? m[0].startTime : null; };
@@ -48,7 +48,7 @@ MARKS_JS = """() => {
 }"""
 
 LATENCY_JS = """async ([seqLen, repeats]) => {
-  const root = document.querySelector('.attn-lab');
+  const root = document.querySelector('.attn-lab[data-lab=attention_pattern]');
   const lab = root.attnLab;
   const tokens = Array.from({length: seqLen}, (_, i) => 'tok' + i);
   const once = (params) => new Promise((resolve) => {
