@@ -74,5 +74,12 @@ def test_meaning_shift_slider_recomputes_in_pyodide_equal_to_cpython(page):
     state = p.evaluate(STATE_JS, lab)
     same_as_cpython(state)
     assert p.locator("label[for$='-w1']").inner_text() == "Weight on “fished”"
+    # a new sentence puts every slider back at 1 (w3 was 0.2): "Things to try" in order
+    assert [state["params"][w] for w in ("w1", "w2", "w3")] == [1.0, 1.0, 1.0]
+    assert p.locator("input[id$='-w3']").input_value() == "1"
+    river = run_lab("meaning_shift", {"sentence": "bank_river"})["result"]
+    np.testing.assert_allclose(state["result"]["cos_after"], river["cos_after"], rtol=0, atol=1e-12)
+    cell = p.locator(f"{lab} .attn-lab__cell").inner_text()
+    assert f"river side (cosine {river['cos_after'][0]:.2f}) after it" in cell
     assert page.errors == []
     assert page.external_requests() == []
