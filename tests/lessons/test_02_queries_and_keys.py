@@ -224,7 +224,7 @@ def test_each_lab_says_which_rule_it_uses_where_the_reader_meets_it():
     assert fence_params("qk_geometry")["scale"] is False
     np.testing.assert_allclose(plain["logits"], plain["scores"])
     claim("**This lab starts unscaled**: the softmax takes the plain scores")
-    claim("the switch \"Divide by √d_head\" applies the rule real attention uses")
+    claim('the switch "Divide by √d_head" applies the rule real attention uses')
     # the query picker: weights from the scores divided by sqrt(d_head)
     from attention_labs import softmax
 

@@ -257,6 +257,20 @@ def test_sliding_window_view_and_cost():
     lengths = np.array(window64["cost"]["lengths"])
     assert np.all(np.diff(kept[lengths >= window]) == window)
     assert len(set(np.diff(default(seq_len=64)["cost"]["kept"]))) > 1
+    claim("its curve is a straight line, drawn with the causal mask's curve for comparison")
+    # the widget draws the causal curve as n (n + 1) / 2: the causal lab's own counts
+    causal_cost = default(seq_len=64)["cost"]
+    assert causal_cost["lengths"] == window64["cost"]["lengths"]
+    assert causal_cost["kept"] == [n * (n + 1) // 2 for n in causal_cost["lengths"]]
+
+
+def test_the_plot_and_the_prose_say_entries_kept():
+    import pathlib
+
+    widget = (pathlib.Path(ROOT) / "docs/javascripts/labs/masking.js").read_text("utf-8")
+    assert 'yLabel: "entries kept"' in widget
+    claim('The plot\'s "entries kept" are the entries of the score grid')
+    assert '"Cost" in the plot' not in TEXT
 
 
 # ----------------------------------------------------------------------------
@@ -298,7 +312,10 @@ def test_the_numeric_exercise_accepts_every_two_decimal_reader():
                     worst_sum = max(worst_sum, abs(ratio[0] - ns["zeroed"].sum()))
     assert max(worst_w, worst_sum) <= spec["tolerance"] == ns["tolerance"]
     assert spec["tolerance"] - max(worst_w, worst_sum) < 0.005  # not much looser
-    assert ns["hidden"] == 15
+    assert ns["hidden"] == 21
+    # the reader computes: not the worked example's scores, nor its grid
+    assert not np.array_equal(ns["s"], [1.0, 3.0, 2.0, 4.0]) and ns["m"] != 6
+    assert "not the worked example's scores" in spec["setup"]
     prompt = exercise.fill_template(spec["prompt"], ns, "lesson")
     assert "Rounding every step to two decimals is fine" in re.sub(r"\s+", " ", prompt)
     # no typed number in the worked solution or hint (beyond the formula's "/ 2")
