@@ -153,6 +153,12 @@ def test_bank_leans_to_money_and_the_river_sentence_moves_it():
     assert lab(sentence="bank_money")["nearest_after"] == money
 
 
+def test_the_plane_labels_the_context_vectors_by_number():
+    widget = (ROOT / "docs/javascripts/labs/meaning_shift.js").read_text("utf-8")
+    assert "label: `c${j + 1}`" in widget
+    claim("(the arrows c1, c2 and c3, numbered as in the sentence above the plane)")
+
+
 def test_things_to_try_reproduce_their_numbers_when_followed_in_order():
     """The widget (docs/javascripts/labs/meaning_shift.js) puts every slider back at its
     schema default when the sentence changes; follow the steps as a reader would, one

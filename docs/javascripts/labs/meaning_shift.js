@@ -197,11 +197,15 @@ export function mount(body, lab) {
           label: `c${j + 1}`,
           kind: "other",
         })),
-        // with Δ = 0 the two arrows coincide: one label for both
+        // with Δ = 0 the two arrows coincide: one arrow, named for both
         { id: "x", to: x, label: res.reads_nothing ? "x = x + Δ" : "x", kind: "embedding" },
-        // Δ ends where x + Δ does: one label there ("x + Δ"); the legend names the dash.
-        { id: "delta", from: x, to: updated, label: "", kind: "update", dashed: true },
-        { id: "updated", to: updated, label: res.reads_nothing ? "" : "x + Δ", kind: "update" },
+        ...(res.reads_nothing
+          ? []
+          : [
+              // Δ ends where x + Δ does: one label there ("x + Δ"); the legend names the dash
+              { id: "delta", from: x, to: updated, label: "", kind: "update", dashed: true },
+              { id: "updated", to: updated, label: "x + Δ", kind: "update" },
+            ]),
       ],
       // a sense's first word ("chemistry", not "chemistry unit"), so that the name stays
       // inside the frame; the cosine table gives the full names
