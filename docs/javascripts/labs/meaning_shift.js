@@ -204,7 +204,8 @@ export function mount(body, lab) {
           : [
               // Δ ends where x + Δ does: one label there ("x + Δ"); the legend names the dash
               { id: "delta", from: x, to: updated, label: "", kind: "update", dashed: true },
-              { id: "updated", to: updated, label: "x + Δ", kind: "update" },
+              // thin spaces: a narrower label, clear of the context words' labels
+              { id: "updated", to: updated, label: "x\u2009+\u2009Δ", kind: "update" },
             ]),
       ],
       // a sense's first word ("chemistry", not "chemistry unit"), so that the name stays
