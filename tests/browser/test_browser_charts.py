@@ -342,6 +342,33 @@ def test_updates_reuse_the_charts_nodes(charts_page):
     assert page.locator("#line .attn-chart__axis").count() == 2
 
 
+def test_the_plane_gives_the_arrow_key_hint_only_when_a_vector_is_draggable(charts_page):
+    page = charts_page.page
+    hint = "Arrow keys move the point by 0.1; with Shift, by 1."
+    shown = """(sel) => [...document.querySelectorAll(`${sel} p.attn-visually-hidden`)]
+      .filter((p) => !p.hidden).map((p) => p.textContent)"""
+    assert page.evaluate(shown, "#plane") == [hint]
+    described = page.get_attribute(HANDLE, "aria-describedby")
+    assert page.evaluate("(id) => document.getElementById(id).hidden", described) is False
+    page.evaluate(
+        """() => {
+      const d = document.createElement("div"); d.id = "plane-fixed";
+      document.getElementById("chart-host").append(d);
+      window.fixedPlane = charts.vectorPlane(d, { label: "Fixed vectors", extent: 2 });
+      fixedPlane.update({ vectors: [{ id: "x", to: [1, 1], label: "x", kind: "embedding" }] });
+    }"""
+    )
+    assert page.evaluate(shown, "#plane-fixed") == []
+    page.evaluate(
+        "() => fixedPlane.update({ vectors: [{ id: 'x', to: [1, 1], draggable: true }] })"
+    )
+    assert page.evaluate(shown, "#plane-fixed") == [hint]
+    page.evaluate(
+        "() => { fixedPlane.destroy(); document.getElementById('plane-fixed').remove(); }"
+    )
+    assert charts_page.errors == []
+
+
 def test_destroy_leaves_nothing(charts_page):
     page = charts_page.page
     page.evaluate("() => { for (const c of Object.values(made)) c.destroy(); }")

@@ -696,6 +696,7 @@ export function vectorPlane(container, options) {
   hint.id = hintId;
   hint.className = "attn-visually-hidden";
   hint.textContent = `Arrow keys move the point by ${opts.step}; with Shift, by ${+(opts.step * 10).toPrecision(6)}.`;
+  hint.hidden = true; // shown (to screen readers) only while some vector is draggable
   f.figure.append(hint);
   const ext = opts.extent;
   const stepDigits = Math.max(0, Math.ceil(-Math.log10(opts.step) + 1e-9)) + 1;
@@ -843,6 +844,7 @@ export function vectorPlane(container, options) {
     });
     // draggable heads: kept across updates (keyed by id) so focus stays on them
     const movable = vectors.filter((v) => v.draggable);
+    hint.hidden = movable.length === 0;
     handles
       .selectAll("g.attn-chart__handle")
       .data(movable, (v) => v.id)
