@@ -137,6 +137,34 @@ def test_line_chart_has_a_name_a_legend_and_every_value_in_its_table(charts_page
     assert page.locator("#line .attn-chart__marker text").text_content() == "d_head = 64"
 
 
+def test_table_writes_integers_exactly_and_names_its_cells_units(charts_page):
+    """The default format keeps integers whole (16384, not 16380) and rounds others to 4
+    significant digits; tableYLabel names the cells when they are not the axis' units."""
+    page = charts_page.page
+    page.evaluate(
+        """() => {
+      const box = document.createElement("div");
+      box.id = "ints";
+      document.querySelector("#chart-host").append(box);
+      window.made.ints = window.charts.lineChart(box, {
+        label: "Counts", xLabel: "seq_len", yLabel: "log2 of floats", tableYLabel: "floats",
+        xLog2: true,
+      });
+      window.made.ints.update({ series: [
+        { name: "memory", points: [[16384, 1.23456], [131072, 262200]] },
+      ] });
+    }"""
+    )
+    page.wait_for_function("() => document.querySelectorAll('#ints table tr').length === 3")
+    assert page.evaluate(TABLE, "#ints") == [
+        ["seq_len", "memory (floats)"],
+        ["16384", "1.235"],
+        ["131072", "262200"],
+    ]
+    page.evaluate("() => { window.made.ints.destroy(); delete window.made.ints; }")
+    page.evaluate("() => document.querySelector('#ints').remove()")
+
+
 def test_bar_charts_list_every_value_and_draw_a_zero_line(charts_page):
     page = charts_page.page
     assert page.evaluate(TABLE, "#bars") == [
