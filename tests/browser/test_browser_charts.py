@@ -137,6 +137,34 @@ def test_line_chart_has_a_name_a_legend_and_every_value_in_its_table(charts_page
     assert page.locator("#line .attn-chart__marker text").text_content() == "d_head = 64"
 
 
+def test_table_writes_integers_exactly_and_names_its_cells_units(charts_page):
+    """The default format keeps integers whole (16384, not 16380) and rounds others to 4
+    significant digits; tableYLabel names the cells when they are not the axis' units."""
+    page = charts_page.page
+    page.evaluate(
+        """() => {
+      const box = document.createElement("div");
+      box.id = "ints";
+      document.querySelector("#chart-host").append(box);
+      window.made.ints = window.charts.lineChart(box, {
+        label: "Counts", xLabel: "seq_len", yLabel: "log2 of floats", tableYLabel: "floats",
+        xLog2: true,
+      });
+      window.made.ints.update({ series: [
+        { name: "memory", points: [[16384, 1.23456], [131072, 262200]] },
+      ] });
+    }"""
+    )
+    page.wait_for_function("() => document.querySelectorAll('#ints table tr').length === 3")
+    assert page.evaluate(TABLE, "#ints") == [
+        ["seq_len", "memory (floats)"],
+        ["16384", "1.235"],
+        ["131072", "262200"],
+    ]
+    page.evaluate("() => { window.made.ints.destroy(); delete window.made.ints; }")
+    page.evaluate("() => document.querySelector('#ints').remove()")
+
+
 def test_bar_charts_list_every_value_and_draw_a_zero_line(charts_page):
     page = charts_page.page
     assert page.evaluate(TABLE, "#bars") == [
@@ -340,6 +368,33 @@ def test_updates_reuse_the_charts_nodes(charts_page):
     assert len(counts) == len(again) == 4
     assert page.locator("#bars .attn-chart__axis").count() == 1
     assert page.locator("#line .attn-chart__axis").count() == 2
+
+
+def test_the_plane_gives_the_arrow_key_hint_only_when_a_vector_is_draggable(charts_page):
+    page = charts_page.page
+    hint = "Arrow keys move the point by 0.1; with Shift, by 1."
+    shown = """(sel) => [...document.querySelectorAll(`${sel} p.attn-visually-hidden`)]
+      .filter((p) => !p.hidden).map((p) => p.textContent)"""
+    assert page.evaluate(shown, "#plane") == [hint]
+    described = page.get_attribute(HANDLE, "aria-describedby")
+    assert page.evaluate("(id) => document.getElementById(id).hidden", described) is False
+    page.evaluate(
+        """() => {
+      const d = document.createElement("div"); d.id = "plane-fixed";
+      document.getElementById("chart-host").append(d);
+      window.fixedPlane = charts.vectorPlane(d, { label: "Fixed vectors", extent: 2 });
+      fixedPlane.update({ vectors: [{ id: "x", to: [1, 1], label: "x", kind: "embedding" }] });
+    }"""
+    )
+    assert page.evaluate(shown, "#plane-fixed") == []
+    page.evaluate(
+        "() => fixedPlane.update({ vectors: [{ id: 'x', to: [1, 1], draggable: true }] })"
+    )
+    assert page.evaluate(shown, "#plane-fixed") == [hint]
+    page.evaluate(
+        "() => { fixedPlane.destroy(); document.getElementById('plane-fixed').remove(); }"
+    )
+    assert charts_page.errors == []
 
 
 def test_destroy_leaves_nothing(charts_page):

@@ -114,3 +114,31 @@ def test_a_bad_seq_len_says_what_is_allowed(lesson):
     page.wait_for_function(f"() => document.querySelector('{LAB}').attnLab.params.seq_len === 8")
     wait_for_runs(page, 4)
     assert_same_as_cpython(state(page))
+
+
+def test_the_marker_label_sits_above_the_plot_at_390_px(lesson):
+    page = lesson.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.wait_for_timeout(300)  # the charts redraw on resize
+        boxes = page.evaluate(
+            """(sel) => [...document.querySelectorAll(`${sel} .attn-chart__marker`)].map((g) => {
+              const label = g.querySelector('.attn-chart__rule-label').getBoundingClientRect();
+              const rule = g.querySelector('.attn-chart__rule').getBoundingClientRect();
+              const svg = g.ownerSVGElement.getBoundingClientRect();
+              return {text: g.textContent, bottom: label.bottom, top: label.top,
+                      left: label.left, right: label.right, plotTop: rule.top,
+                      svgTop: svg.top, svgLeft: svg.left, svgRight: svg.right};
+            })""",
+            LAB,
+        )
+        assert len(boxes) == 2
+        for b in boxes:
+            assert b["text"].startswith("d_head = ")
+            # above the plot area (where the lines are), inside the chart
+            assert b["bottom"] <= b["plotTop"] + 1, b
+            assert b["top"] >= b["svgTop"] and b["left"] >= b["svgLeft"], b
+            assert b["right"] <= b["svgRight"], b
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})
+    assert lesson.errors == []

@@ -71,6 +71,9 @@ def test_the_builds_result_is_drawn_before_python(lesson):
     assert "blocks 28 (43.8%); every row sums to 1." in text
     assert page.locator(f"{LAB} .attn-masking__cost svg").count() >= 1  # chart (+ legend)
     assert page.locator(f"{LAB} .attn-masking__cost table").count() == 1  # text alternative
+    # the full grid at 64 is written 4,096, as in the prose; the causal mask only: 2 curves
+    assert "4,096" in page.locator(f"{LAB} .attn-masking__cost table").text_content()
+    assert page.locator(f"{LAB} .attn-masking__cost .attn-chart__legend li").count() == 2
     # only the controls of the chosen mask are shown
     assert page.locator(f"{LAB} input[id$='-pad']").is_hidden()
     assert page.locator(f"{LAB} input[id$='-window']").is_hidden()
@@ -105,6 +108,15 @@ def test_each_control_recomputes_in_pyodide_equal_to_cpython(lesson):
             assert page.locator(f"{LAB} input[id$='-window']").is_hidden()
         if n == 3:
             assert "0 of 8 rows sum to 1" in summary(page)
+        if n == 4:  # the window's curve is drawn with the causal mask's, as the prose compares
+            names = page.locator(
+                f"{LAB} .attn-masking__cost .attn-chart__legend li"
+            ).all_inner_texts()
+            assert [t.strip() for t in names] == [
+                "kept by the sliding window",
+                "full grid (seq_len²)",
+                "kept by the causal mask",
+            ]
     got = state(page)
     assert got["params"] | {"seed": 0} == {
         "seq_len": 20,
@@ -134,3 +146,20 @@ def test_lowering_seq_len_below_the_pad_count_lowers_the_pad_count(lesson):
     assert page.locator(f"{LAB} input[id$='-pad']").get_attribute("max") == "2"
     assert page.locator(f"{LAB} .attn-lab__error").is_hidden()
     assert_same_as_cpython(got)
+
+
+def test_one_row_summing_to_one_is_said_in_the_singular(lesson):
+    page = lesson.page
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    runs = state(page)["runs"]
+    page.select_option(f"{LAB} select[id$='-mask']", "causal")
+    wait_for_runs(page, runs + 1)
+    box = page.locator(f"{LAB} input[id$='-seq_len']")
+    box.fill("8")
+    box.press("Enter")
+    wait_for_runs(page, runs + 2)
+    got = state(page)
+    assert got["params"]["apply"] == "after" and got["params"]["mask"] == "causal"
+    assert_same_as_cpython(got)
+    assert "1 of 8 rows sums to 1; the others sum to between" in summary(page)
+    assert lesson.errors == []

@@ -38,6 +38,53 @@ def test_lab_first_shows_the_builds_result_with_its_shapes(page):
     assert "“creature”" in p.locator(f"{ROOT} .attn-lab__summary").inner_text()
 
 
+LABELS = """(root) => {
+  const svg = document.querySelector(`${root} .attn-chart--plane svg`);
+  const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('.attn-chart__vector-label')].filter((t) => t.textContent)
+    .map((t) => { const r = t.getBoundingClientRect();
+      return {text: t.textContent, l: r.left - box.left, t: r.top - box.top,
+              r: r.right - box.left, b: r.bottom - box.top, w: box.width, h: box.height}; });
+}"""
+
+
+def overlapping(labels):
+    return [
+        (a["text"], b["text"])
+        for i, a in enumerate(labels)
+        for b in labels[i + 1 :]
+        if a["l"] < b["r"] and b["l"] < a["r"] and a["t"] < b["b"] and b["t"] < a["b"]
+    ]
+
+
+def test_plane_labels_legend_and_diagram_read_clearly(page):
+    """Coincident arrows (The, the) share one label; no two labels overprint; none is clipped
+    at 390 px; x + Δ is named in the legend; the scores step of the diagram reads plainly."""
+    p = page.page
+    p.wait_for_selector(f"{ROOT} .attn-chart--plane svg .attn-chart__vector-label")
+    for width in (800, 390):
+        p.set_viewport_size({"width": width, "height": 900})
+        p.wait_for_timeout(300)  # the plane redraws on resize
+        labels = p.evaluate(LABELS, ROOT)
+        texts = [x["text"] for x in labels]
+        assert "The, the" in texts and "the" not in texts and "x" in texts and "x + Δ" in texts
+        assert overlapping(labels) == []
+        for x in labels:
+            assert (
+                x["l"] >= 0 and x["r"] <= x["w"] + 0.5 and x["t"] >= 0 and x["b"] <= x["h"] + 0.5
+            ), x
+    p.set_viewport_size({"width": 1280, "height": 900})
+    legend = p.locator(f"{ROOT} .attn-chart--plane .attn-chart__legend").inner_text()
+    assert "x and x + Δ" in legend and "update Δ" in legend and "values v_j W_O" in legend
+    assert "other" not in legend
+    # the hidden table still names every token
+    table = p.locator(f"{ROOT} .attn-chart--plane table").text_content()
+    assert table.count("embedding(") == 2 and "other" not in table  # x and x + Δ
+    text = diagram(p)
+    assert "→ Q and K: Q Kᵀ / √d_head → scores (8 × 8)" in text
+    assert "Q, K Q" not in text
+
+
 def test_controls_recompute_in_pyodide_equal_to_cpython(page):
     p = page.page
     p.locator(ROOT).scroll_into_view_if_needed()

@@ -71,6 +71,9 @@ def test_head_split_recomputes_for_a_new_width_and_biases(page):
     state = assert_same_as_cpython(p, "head_split")
     assert state["params"] == {"d_model": 768, "n_heads": 12, "bias": True, "seq_len": 10}
     assert {s["total"] for s in state["result"]["splits"]} == {4 * 768 * 768 + 4 * 768}
+    # the picked n_heads (12) is a bar of its own, beside 1, 2, 4 and 8
+    assert [s["n_heads"] for s in state["result"]["splits"]] == [1, 2, 4, 8, 12]
+    assert p.locator(f"{root} .attn-chart", has_text="12 heads of 64").count() == 1
     text = " ".join(p.locator(f"{root} .attn-lab__summary").inner_text().split())
     assert "2,362,368 parameters" in text and "d_head = 768 / 12 = 64" in text
     assert "(12 × 10 × 64)" in p.locator(f"{root} .attn-shapes").inner_text()

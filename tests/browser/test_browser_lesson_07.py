@@ -95,3 +95,42 @@ def test_a_head_count_that_does_not_divide_shows_the_message(lesson):
     box.press("Enter")
     wait_for_runs(page, runs + 1)
     assert state(page)["result"]["config"]["n_heads"] == 64
+
+
+def test_things_to_try_change_n_heads_then_lower_n_kv_heads(lesson):
+    """The page's advice as written: from GPT-2 small, n_heads = 6 (a divisor of 768) keeps
+    the count (n_kv_heads follows n_heads, GPT-2 having no GQA); n_kv_heads = 2 shrinks
+    attention. A model with GQA clamps n_kv_heads to a divisor of the new n_heads."""
+    page = lesson.page
+    runs = state(page)["runs"]
+    page.select_option(f"{LAB} select[id$='-preset']", "gpt2-small")
+    wait_for_runs(page, runs + 1)
+    before = state(page)["result"]["counts"]
+    box = page.locator(f"{LAB} input[id$='-n_heads']")
+    box.fill("6")
+    box.press("Enter")
+    wait_for_runs(page, runs + 2)
+    got = state(page)
+    assert page.locator(LAB).get_attribute("data-status") != "error"
+    assert got["result"]["config"]["n_heads"] == 6
+    assert got["result"]["config"]["n_kv_heads"] == 6
+    assert got["result"]["counts"]["total"] == before["total"] == 124_439_808
+    assert got["result"] == run_lab("param_calculator", got["params"])["result"]
+    kv = page.locator(f"{LAB} input[id$='-n_kv_heads']")
+    assert kv.input_value() == "6"
+    kv.fill("2")
+    kv.press("Enter")
+    wait_for_runs(page, runs + 3)
+    got = state(page)
+    att = got["result"]["counts"]["per_layer"]["attention"]
+    assert att < before["per_layer"]["attention"]
+    # with GQA (2 of 6), n_heads = 4 clamps n_kv_heads to 2, n_heads = 3 to 1
+    for heads, kv_heads in ((4, 2), (3, 1)):
+        n = state(page)["runs"]
+        box.fill(str(heads))
+        box.press("Enter")
+        wait_for_runs(page, n + 1)
+        got = state(page)
+        assert got["result"]["config"]["n_heads"] == heads
+        assert got["result"]["config"]["n_kv_heads"] == kv_heads
+    assert lesson.errors == []

@@ -61,6 +61,21 @@ def test_the_builds_result_is_drawn_before_python(lesson):
     assert text.startswith("Tile 1 of 16: query rows 1 to 4, key columns 1 to 4")
     assert page.locator(f"{LAB} table", has_text="Running max m").count() == 1
     assert page.locator(f"{LAB} .attn-tiles__chart svg").count() >= 1
+    # the plot's table: raw counts under headers that say so, seq_len written exactly
+    rows = page.eval_on_selector_all(
+        f"{LAB} .attn-tiles__chart table tr",
+        "(trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))",
+    )
+    assert rows[0] == [
+        "seq_len",
+        "memory, plain (floats)",
+        "memory, tiled (floats)",
+        "work, plain and tiled (FLOPs)",
+    ]
+    by_n = {r[0]: r[1:] for r in rows[1:]}
+    assert by_n["4"] == ["16", "64", "512"]
+    assert by_n["16,384"][0] == "268,435,456"
+    assert by_n["131,072"][:2] == ["17,179,869,184", "262,200"]
 
 
 def test_controls_recompute_in_pyodide_equal_to_cpython(lesson):

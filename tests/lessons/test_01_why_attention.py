@@ -153,6 +153,52 @@ def test_bank_leans_to_money_and_the_river_sentence_moves_it():
     assert lab(sentence="bank_money")["nearest_after"] == money
 
 
+def test_the_plane_labels_the_context_vectors_by_number():
+    widget = (ROOT / "docs/javascripts/labs/meaning_shift.js").read_text("utf-8")
+    assert "label: `c${j + 1}`" in widget
+    claim("(the arrows c1, c2 and c3, numbered as in the sentence above the plane)")
+
+
+def test_things_to_try_reproduce_their_numbers_when_followed_in_order():
+    """The widget (docs/javascripts/labs/meaning_shift.js) puts every slider back at its
+    schema default when the sentence changes; follow the steps as a reader would, one
+    state carried from step to step, and read each number the prose gives."""
+    from attention_labs.labs.meaning_shift import SCHEMA
+
+    defaults = {p.name: p.default for p in SCHEMA if p.name in ("w1", "w2", "w3")}
+    assert set(defaults.values()) == {1.0}
+    claim("picking a sentence puts every slider back at 1, so each step starts from equal")
+    state = fence_params()
+
+    def pick(sentence):  # what the widget does on a sentence change
+        state.update(sentence=sentence, **defaults)
+        return run_lab(LAB, state)["result"]
+
+    def slide(**weights):
+        state.update(weights)
+        return run_lab(LAB, state)["result"]
+
+    res = slide(w3=0.2)  # whatever the reader did before the list
+    res = pick("mole_chemistry")
+    claim(f"a cosine of {res['cos_after'][sense(res, 'chemistry unit')]:.2f}")
+    res = pick("mole_skin")
+    claim(f"the skin sense reaches {res['cos_after'][sense(res, 'skin mark')]:.2f}")
+    res = slide(w2=0)
+    claim(f"rises to {res['cos_after'][sense(res, 'skin mark')]:.2f}: reading the right words")
+    res = pick("mole_mixed")
+    animal, chem = sense(res, "animal"), sense(res, "chemistry unit")
+    claim(f"(cosine {res['cos_after'][animal]:.2f} with the animal, {res['cos_after'][chem]:.2f}")
+    res = slide(w3=0.2)  # lower garden, chemist stays at 1
+    claim(f"reads as the chemistry unit ({res['cos_after'][chem]:.2f})")
+    res = slide(w1=0.2, w3=1.0)  # swap those two
+    claim(f"it is the animal ({res['cos_after'][animal]:.2f})")
+    res = slide(w1=0, w2=0, w3=0)
+    assert res["reads_nothing"] and res["updated"] == res["embedding"]
+    res = pick("bank_river")
+    claim(f"cosine {res['cos_before'][sense(res, 'money')]:.2f} with the money sense)")
+    claim(f"moves it to the river side ({res['cos_after'][sense(res, 'river side')]:.2f})")
+
+
 def test_the_python_cell_prints_the_labs_first_picture():
     (cell,) = [f.body for f in scanner.find_fences(SOURCE, ("pycell",))]
     out = cells.run_cell(cell, cells.new_namespace(), "<cell 1>")

@@ -206,6 +206,41 @@ def test_the_python_cell_prints_a_grid_that_is_not_symmetric():
     out = cells.run_cell(cell, cells.new_namespace(), "<cell 1>")
     assert out["error"] is None
     assert "symmetric: False" in "".join(o["text"] for o in out["outputs"])
+    # its matrices are not the exercise's (which would print the exercise's answer)
+    ns = cells.new_namespace()
+    cells.run_cell(cell, ns, "<cell 1>")
+    ex = exercise.run_setup(exercises()["numeric"], "lesson")
+    for name in ("X", "W_Q", "W_K"):
+        a, b = np.asarray(ns[name]), np.asarray(ex[name])
+        assert a.shape != b.shape or not np.array_equal(a, b), name
+        assert not np.array_equal(a[: len(b)], b), name  # nor its first rows
+    assert not np.array_equal(ns["S"][:2, :2], ex["S"])
+    claim("(not the exercise's: work that one by hand)")
+
+
+def test_each_lab_says_which_rule_it_uses_where_the_reader_meets_it():
+    # the geometry lab: unscaled by default, the weights a softmax of the plain scores
+    plain = geo()
+    assert fence_params("qk_geometry")["scale"] is False
+    np.testing.assert_allclose(plain["logits"], plain["scores"])
+    claim("**This lab starts unscaled**: the softmax takes the plain scores")
+    claim('the switch "Divide by √d_head" applies the rule real attention uses')
+    # the query picker: weights from the scores divided by sqrt(d_head)
+    from attention_labs import softmax
+
+    res = pick()
+    np.testing.assert_allclose(
+        res["weights"], softmax(np.array(res["scores"]) / math.sqrt(res["d_head"])), atol=1e-12
+    )
+    claim("**Unlike the geometry lab above, this one is scaled**")
+    claim(f"divided by \\(\\sqrt{{d_{{\\text{{head}}}}}} = {math.sqrt(res['d_head']):g}\\)")
+    k = res["top_key"]
+    unscaled = softmax(np.array(res["scores"]))
+    assert unscaled.argmax() == k and unscaled[k] > res["weights"][k]
+    claim(
+        f"the top key would take {unscaled[k]:.2f} of the weight instead of "
+        f"{res['weights'][k]:.2f}."
+    )
 
 
 # ----------------------------------------------------------------------------

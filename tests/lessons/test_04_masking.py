@@ -137,14 +137,18 @@ def test_sliding_window_keeps_at_most_w_per_row_and_grows_linearly():
 
 
 def test_a_fully_masked_row():
-    scores = np.array([1.0, 2.0, 3.0])
-    nothing = np.zeros(3, dtype=bool)
+    # the first row of the left-padding example: 3 tokens left-padded to 5, causal
+    real = np.arange(5) >= 2
+    nothing = (causal_mask(5) & real[None, :])[0]
+    assert not nothing.any() and nothing.shape == (5,)
+    scores = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     ours = softmax(scores, where=nothing)
-    assert ours.tolist() == [0.0, 0.0, 0.0]
-    claim(f"\\(({vec(ours, 'g')})\\): the query reads nothing")
+    assert ours.tolist() == [0.0] * 5
+    claim(f"returns a row of 5 zeros, \\(({vec(ours, 'g')})\\): the query reads nothing")
     uniform = softmax(np.where(nothing, scores, -1e9))
-    np.testing.assert_allclose(uniform, 1 / 3, rtol=0, atol=1e-15)
-    claim(f"softmax returns the uniform row \\(({vec(uniform)})\\)")
+    np.testing.assert_allclose(uniform, 1 / 5, rtol=0, atol=1e-15)
+    claim(f"softmax returns the uniform row \\(({vec(uniform)})\\) over all 5 keys")
+    claim("the 2 padding keys and the 3 real tokens after the query")
     claim("such as \\(-10^{ 9 }\\) instead of")
     with np.errstate(invalid="ignore"):
         hidden = np.where(nothing, scores, -np.inf)
@@ -152,13 +156,29 @@ def test_a_fully_masked_row():
     assert np.isnan(plain).all()
     assert torch.softmax(torch.tensor(hidden), -1).isnan().all()
     claim("the row is NaN (not a number)")
-    # PyTorch's scaled_dot_product_attention does the same as this project
-    q = torch.ones(1, 3, 2, dtype=torch.float64)
-    out = torch.nn.functional.scaled_dot_product_attention(
-        q, q, q, attn_mask=torch.zeros(3, 3, dtype=torch.bool)
-    )
-    assert out.abs().max() == 0
-    claim("PyTorch's `scaled_dot_product_attention` does the same.")
+
+
+def test_pytorch_sdpa_gives_zeros_for_a_fully_masked_row_on_cpu():
+    """The page claims it for PyTorch 2.13 on the CPU, math and flash backends, with a
+    boolean mask or a -inf float mask; it claims nothing for other versions or GPUs."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    assert torch.__version__.startswith("2.13."), torch.__version__
+    claim("does the same in PyTorch 2.13 on the CPU (its math and flash backends")
+    real = torch.arange(5) >= 2
+    mask = torch.ones(5, 5, dtype=torch.bool).tril() & real[None, :]  # rows 1, 2 see nothing
+    float_mask = torch.zeros(5, 5).masked_fill(~mask, float("-inf"))
+    q, k, v = torch.randn(3, 1, 2, 5, 4, generator=torch.Generator().manual_seed(0))
+    for backend in (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION):
+        for dtype in (torch.float32, torch.float64):
+            for m in (mask, float_mask.to(dtype)):
+                with sdpa_kernel(backend):
+                    out = torch.nn.functional.scaled_dot_product_attention(
+                        q.to(dtype), k.to(dtype), v.to(dtype), attn_mask=m
+                    )
+                assert not out.isnan().any(), (backend, dtype)
+                assert out[..., :2, :].abs().max() == 0, (backend, dtype)
+                assert out[..., 2:, :].abs().min() > 0, (backend, dtype)
 
 
 def test_left_padding_with_a_causal_mask_leaves_rows_with_nothing_to_see():
@@ -237,6 +257,20 @@ def test_sliding_window_view_and_cost():
     lengths = np.array(window64["cost"]["lengths"])
     assert np.all(np.diff(kept[lengths >= window]) == window)
     assert len(set(np.diff(default(seq_len=64)["cost"]["kept"]))) > 1
+    claim("its curve is a straight line, drawn with the causal mask's curve for comparison")
+    # the widget draws the causal curve as n (n + 1) / 2: the causal lab's own counts
+    causal_cost = default(seq_len=64)["cost"]
+    assert causal_cost["lengths"] == window64["cost"]["lengths"]
+    assert causal_cost["kept"] == [n * (n + 1) // 2 for n in causal_cost["lengths"]]
+
+
+def test_the_plot_and_the_prose_say_entries_kept():
+    import pathlib
+
+    widget = (pathlib.Path(ROOT) / "docs/javascripts/labs/masking.js").read_text("utf-8")
+    assert 'yLabel: "entries kept"' in widget
+    claim('The plot\'s "entries kept" are the entries of the score grid')
+    assert '"Cost" in the plot' not in TEXT
 
 
 # ----------------------------------------------------------------------------
@@ -278,7 +312,10 @@ def test_the_numeric_exercise_accepts_every_two_decimal_reader():
                     worst_sum = max(worst_sum, abs(ratio[0] - ns["zeroed"].sum()))
     assert max(worst_w, worst_sum) <= spec["tolerance"] == ns["tolerance"]
     assert spec["tolerance"] - max(worst_w, worst_sum) < 0.005  # not much looser
-    assert ns["hidden"] == 15
+    assert ns["hidden"] == 21
+    # the reader computes: not the worked example's scores, nor its grid
+    assert not np.array_equal(ns["s"], [1.0, 3.0, 2.0, 4.0]) and ns["m"] != 6
+    assert "not the worked example's scores" in spec["setup"]
     prompt = exercise.fill_template(spec["prompt"], ns, "lesson")
     assert "Rounding every step to two decimals is fine" in re.sub(r"\s+", " ", prompt)
     # no typed number in the worked solution or hint (beyond the formula's "/ 2")

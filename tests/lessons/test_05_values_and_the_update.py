@@ -98,6 +98,17 @@ def test_update_is_the_weighted_sum_of_values_through_W_O_and_is_added():
     claim("those three arrows are drawn exactly")
 
 
+def test_the_residual_stream_only_adds():
+    """A layer adds its update: x + delta keeps x, and a later layer can cancel what an
+    earlier one added (by adding its negative) but has no way to overwrite it."""
+    res = default()
+    x, delta = np.array(res["x"]), np.array(res["delta"])
+    np.testing.assert_allclose(np.array(res["updated"]) - delta, x, atol=1e-12)
+    np.testing.assert_allclose((x + delta) + (-delta), x, atol=1e-12)  # cancelled, by adding
+    claim("so what earlier layers added stays in the sum; a later layer cannot overwrite it,")
+    claim("only add something that cancels it")
+
+
 def test_shape_diagram_claims():
     res = default()
     s = {x["name"]: tuple(x["shape"]) for x in res["shapes"]}

@@ -71,6 +71,25 @@ def test_model_widths_are_heads_times_d_head():
         claim(text)
 
 
+def test_every_head_reads_all_of_x_and_owns_d_head_columns():
+    """ "Every head reads all of them. What is split is the projections": head h's queries are
+    X @ W_Q[:, h*d_head:(h+1)*d_head], a function of every coordinate of X."""
+    from attention_labs.labs import eight_heads
+
+    X, W, _, _ = eight_heads.layer(lab_fence("eight_heads")["tokens"], 0)
+    d_head = 8
+    Q = X @ W["W_Q"] + W["b_Q"]
+    for h in range(8):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        np.testing.assert_array_equal(Q[:, cols], X @ W["W_Q"][:, cols] + W["b_Q"][cols])
+    # a random content head (5) draws on the word vector, the positional heads on the
+    # position code: not on coordinates h*d_head.. of x
+    assert np.abs(W["W_Q"][:56, 5 * d_head : 6 * d_head]).sum() > 0
+    assert np.abs(W["W_Q"][56:, 0:d_head]).sum() > 0 and not W["W_Q"][:8, 0:d_head].any()
+    claim("token, and every head reads all of them. What is split is the projections")
+    claim("each head getting its own `d_head` of them")
+
+
 def test_parameter_count_is_the_same_for_any_number_of_heads():
     res = default("head_split")
     totals = {s["total"] for s in res["splits"]}
@@ -134,6 +153,26 @@ def test_eight_heads_default_view():
     assert w[4, 1] + w[4, 4] > 0.8 and w[3, 0] + w[3, 3] > 0.8
 
 
+def test_previous_token_head_at_the_first_token():
+    """No token before the first: the previous-token head's row spreads out (and the
+    next-token head's at the last token), where its other rows are sharp."""
+    res = run_lab("eight_heads", {"query": 0})["result"]
+    h = np.array(res["entropy_bits"])
+    w = np.array(res["weights"])
+    top = res["top_key"][0][0]
+    assert res["tokens"][0] == "The" and res["tokens"][top] == "verdant"
+    assert w[0, 0].max() == w[0, 0, top] and w[0, 0, top] < 0.35
+    inner = max(h[0, 1:].max(), h[3, :-1].max())
+    assert h[0, 0] > 2 and h[3, -1] > 2 and inner < 0.05
+    claim("The first token, *The*, has no token before it: the previous-token head's query")
+    claim("looks for a position that no key has, so its row spreads out")
+    claim(
+        f"({h[0, 0]:.2f} bits; its top key, *verdant*, gets only {w[0, 0, top]:.0%} of the weight)"
+    )
+    claim(f"where its other rows are at most {inner:.2f} bits")
+    claim(f"The next-token head does the same at the last token ({h[3, -1]:.2f} bits).")
+
+
 def test_eight_heads_is_multi_head_attention_checked_against_torch():
     from attention_labs.labs import eight_heads
 
@@ -163,7 +202,17 @@ def test_concat_wo_default_view():
     assert sum(res["widths"]) == res["d_model"]
     norms = np.array(res["norms"])
     assert set(np.argsort(norms)[:3]) == {5, 6, 7}
-    claim("The three random heads give the three shortest contributions here")
+    assert res["tokens"][res["query"]] == "creature"
+    claim("For this query, *creature*, the three random heads give the three shortest")
+    # only for some queries: 3 of 8, and not for "The"
+    alls = [default("concat_wo", query=q) for q in range(8)]
+    holds = [set(np.argsort(r["norms"])[:3].tolist()) == {5, 6, 7} for r in alls]
+    assert sum(holds) == 3 and holds[3] and not holds[0]
+    claim("That is a tendency, not a rule: it holds for 3 of the 8 queries")
+    first = alls[0]["norms"]
+    assert first[0] < first[5]
+    claim(f"for *The*, the previous-token head's contribution ({first[0]:.3f}) is shorter")
+    claim(f"than random head 5's ({first[5]:.3f})")
     eight = default("eight_heads")
     mean = np.array(eight["mean_entropy_bits"])
     assert mean[5:].min() > mean[:5].max()  # they are the heads that spread their weight

@@ -54,7 +54,7 @@ def test_front_matter_and_links():
 
 def test_the_prose_numbers_are_computed_not_typed():
     prose = SOURCE.split("```numbers")[0] + SOURCE.split("```", 3)[-1]
-    for typed in ("4,096", "17.2 billion", "34.4 GB", "274,560"):
+    for typed in ("4,096", "17.2 billion", "34.4 GB", "274,560", "262,200"):
         assert typed not in prose, typed
         assert typed in TEXT, typed
 
@@ -140,7 +140,9 @@ def test_things_to_try_step_through():
     np.testing.assert_allclose(
         last["running_sum"], np.exp(s - s.max(axis=1, keepdims=True)).sum(axis=1), rtol=1e-13
     )
-    claim("at the last tile of a row of tiles (step 3)")
+    # the lab's status counts tiles from 1: step 3 is "Tile 4 of 16"
+    assert last["step"] == 3
+    claim("at the last tile of a row of tiles (tile 4 of 16)")
 
 
 def test_things_to_try_difference_memory_causal_plot():
@@ -165,9 +167,32 @@ def test_things_to_try_difference_memory_causal_plot():
     tiled_slope = np.diff(np.log2(sweep["memory_tiled"])) / np.diff(n)
     assert np.all(tiled_slope < 1.01) and tiled_slope[-1] > 0.9  # about 1: linear
     claim("the plain matrix's memory climbs twice as steeply as the tiled method's")
+    params = run_lab("tiled_attention")["params"]
+    assert (params["d_head"], params["block_q"], params["block_k"]) == (8, 4, 4)
+    claim("The plot uses the lab's `d_head` (8) and blocks (4 × 4).")
+    # at seq_len 4, one block's fixed state (tile, running output, m and l) outweighs 4 x 4
+    assert sweep["seq_len"][0] == 4
+    assert (sweep["memory_tiled"][0], sweep["memory_plain"][0]) == (64, 16)
+    assert memory_floats(4, 8, 4, 4) == {"plain": 16, "tile": 16, "tiled": 16 + 4 * 8 + 2 * 4 + 8}
+    assert 16 + 4 * 8 + 2 * 4 > 16  # the block's state alone is more than the matrix
+    claim("At its smallest `seq_len`, 4, the tiled method holds more than the plain one")
+    claim("(64 floats against 16): its fixed state for one block of queries (the 16-float")
+    claim("tile, the block's 4 × 8 running output and its \\(m\\) and \\(\\ell\\)) outweighs")
+    less = [
+        n
+        for n, t, p in zip(
+            *(sweep[k] for k in ("seq_len", "memory_tiled", "memory_plain")), strict=True
+        )
+        if t > p
+    ]
+    assert less == [4, 8]
+    claim("plain holds less up to `seq_len` 8.")
+    assert sweep["seq_len"][-1] == 131072 and sweep["memory_tiled"][-1] == 262_200
+    assert memory_floats(131072, 8, 4, 4)["tiled"] == 262_200
+    claim("At 131,072 tokens the plot's tiled method holds 262,200 floats.")
     mem = memory_floats(131072, 128, 64, 64)
     assert mem["tiled"] == 274_560
-    claim("With 64 × 64 tiles, the tiled method holds 274,560 floats".replace("With", "with"))
+    claim("With a large model's `d_head` = 128 and 64 × 64 tiles it holds 274,560 floats")
     claim("against 17,179,869,184")
 
 

@@ -32,6 +32,13 @@ def test_count_is_4_d_model_squared_whatever_n_heads_and_equals_torch(d_model, b
         assert sum(p.numel() for p in mha.parameters()) == s["total"]
 
 
+def test_the_picked_n_heads_gets_its_own_bar():
+    assert [s["n_heads"] for s in result(d_model=768, n_heads=12)["splits"]] == [1, 2, 4, 8, 12]
+    assert [s["n_heads"] for s in result(d_model=768, n_heads=3)["splits"]] == [1, 2, 3, 4, 8]
+    assert [s["n_heads"] for s in result(d_model=768, n_heads=4)["splits"]] == [1, 2, 4, 8]
+    assert result(d_model=768, n_heads=12)["splits"][-1]["d_head"] == 64
+
+
 def test_per_head_blocks_add_up_to_the_matrix():
     res = result(d_model=512, n_heads=8)
     assert res["d_head"] == 64

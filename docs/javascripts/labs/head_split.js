@@ -1,5 +1,6 @@
 // Widget for the head_split lab (labs_py/attention_labs/labs/head_split.py): the
-// parameters of one attention layer split into 1, 2, 4 and 8 heads, stacked per matrix
+// parameters of one attention layer split into 1, 2, 4 and 8 heads and the picked n_heads
+// (its bar highlighted), stacked per matrix
 // (W_Q, W_K, W_V, W_O; each with its bias when `bias` is on), and the shapes of one
 // forward pass for the picked n_heads. Text alternatives: the chart's table, the summary
 // line and the diagram, which is text.
@@ -26,7 +27,8 @@ export function mount(body, lab) {
   const barsBox = el("div", "attn-lab__figure");
   body.append(barsBox);
   const bars = barChart(barsBox, {
-    label: "Parameters of one attention layer, split into 1, 2, 4 and 8 heads",
+    label:
+      "Parameters of one attention layer, split into 1, 2, 4 and 8 heads and the picked n_heads (highlighted)",
     valueLabel: "parameters",
     format: count,
     domain: [0, null],

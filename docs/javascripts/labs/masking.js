@@ -112,7 +112,7 @@ export function mount(body, lab) {
     xLabel: "seq_len",
     yLabel: "entries kept",
     yDomain: [0, null],
-    format: (v) => String(Math.round(v)),
+    format: (v) => Math.round(v).toLocaleString("en-US"), // 4,096 as in the lesson's prose
   });
 
   function render(res) {
@@ -124,7 +124,7 @@ export function mount(body, lab) {
     const rows =
       ones === sums.length
         ? "every row sums to 1"
-        : `${ones} of ${sums.length} rows sum to 1; the others sum to between ` +
+        : `${ones} of ${sums.length} rows ${ones === 1 ? "sums" : "sum"} to 1; the others sum to between ` +
           `${Math.min(...sums).toFixed(2)} and ` +
           `${Math.max(...sums.filter((s) => Math.abs(s - 1) >= 1e-9)).toFixed(2)}`;
     summary.textContent =
@@ -143,6 +143,15 @@ export function mount(body, lab) {
           points: xs.map((x, i) => [x, res.cost.full[i]]),
           dashed: true,
         },
+        // a window is compared with the causal mask in the lesson: draw both curves
+        ...(res.mask === "sliding_window"
+          ? [
+              {
+                name: "kept by the causal mask",
+                points: xs.map((x) => [x, (x * (x + 1)) / 2]),
+              },
+            ]
+          : []),
       ],
       marker: { x: res.tokens.length, label: `seq_len = ${res.tokens.length}` },
     });

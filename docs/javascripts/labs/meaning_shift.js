@@ -48,7 +48,13 @@ export function mount(body, lab) {
     sentence.append(option);
   }
   sentence.value = lab.params.sentence;
-  sentence.addEventListener("change", () => lab.update({ sentence: sentence.value }));
+  // A new sentence starts from the schema's weights (every slider at 1): the lesson's
+  // "Things to try" can then be followed in order, each step from the same start.
+  const resetWeights = () =>
+    Object.fromEntries(["w1", "w2", "w3"].map((name) => [name, spec[name].default]));
+  sentence.addEventListener("change", () =>
+    lab.update({ sentence: sentence.value, ...resetWeights() }),
+  );
 
   // One slider per context word; its label names the word (set in render).
   const sliders = ["w1", "w2", "w3"].map((name) => {
@@ -67,7 +73,7 @@ export function mount(body, lab) {
   const note = el(
     "p",
     "attn-lab__hint",
-    "The sliders are raw weights: the lab divides each by their sum, so the weights it uses add up to 1.",
+    "The sliders are raw weights: the lab divides each by their sum, so the weights it uses add up to 1. Picking a sentence puts every slider back at 1.",
   );
   controls.append(note);
   body.append(controls);
@@ -80,12 +86,59 @@ export function mount(body, lab) {
       "The ambiguous word's embedding x, the context words' vectors, the update Δ drawn from the tip of x, the updated vector x + Δ, and the senses as labelled points (a hand-built 2-D space).",
     extent: 2.5,
   });
+  // The widget's own legend (the chart's would name the kinds only, and x + Δ is not a
+  // second embedding): each entry is the arrow as drawn, with its kind's shape.
+  const legend = el("ul", "attn-chart__legend attn-lab__plane-legend");
+  legend.setAttribute("aria-hidden", "true"); // the caption and the tables say the same
+  const d3 = globalThis.d3; // loaded by charts.js before it exports vectorPlane
+  const ENTRIES = [
+    ["other", d3.symbolWye, false, "c1–c3: the context words (numbered in the sentence)"],
+    ["embedding", d3.symbolDiamond, false, "x: the embedding"],
+    ["update", d3.symbolCross, true, "Δ: the update (dashed)"],
+    ["update", d3.symbolCross, false, "x + Δ: the updated vector"],
+  ];
+  const svgEl = (name, attrs) => {
+    const node = document.createElementNS("http://www.w3.org/2000/svg", name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    return node;
+  };
+  for (const [kind, symbol, dashed, text] of ENTRIES) {
+    const swatch = svgEl("svg", { class: "attn-chart__swatch", width: 36, height: 16 });
+    const g = svgEl("g", { class: `attn-chart__kind--${kind}` });
+    g.append(
+      svgEl("path", {
+        class: "attn-chart__shaft",
+        d: "M2,8L34,8",
+        ...(dashed ? { "stroke-dasharray": "6 4" } : {}),
+      }),
+      svgEl("path", {
+        class: "attn-chart__kind",
+        d: d3.symbol(symbol, 70)(),
+        transform: "translate(18,8)",
+      }),
+    );
+    swatch.append(g);
+    const li = el("li");
+    li.append(swatch, el("span", null, text));
+    legend.append(li);
+  }
+  {
+    const swatch = svgEl("svg", { class: "attn-chart__swatch", width: 36, height: 16 });
+    const dot = svgEl("g", { class: "attn-chart__dot" });
+    dot.append(svgEl("circle", { cx: 18, cy: 8, r: 4 }));
+    swatch.append(dot);
+    const li = el("li");
+    li.append(swatch, el("span", null, "dots: the senses"));
+    legend.append(li);
+  }
   const caption = el(
     "p",
     "attn-lab__hint",
-    "Arrows from the origin: each context word's vector, the embedding x and the updated vector x + Δ. Dashed: the update Δ, from the tip of x to x + Δ. Dots: the senses.",
+    "Arrows from the origin: each context word's vector (c1, c2, c3, numbered as in the sentence), the embedding x and the updated vector x + Δ. Dashed: the update Δ, from the tip of x to x + Δ. Dots: the senses.",
   );
-  figure.append(caption);
+  figure.append(legend, caption);
+  const chartLegend = () =>
+    plane.figure.querySelector(".attn-chart__legend:not(.attn-lab__plane-legend)");
   const summary = el("p", "attn-lab__cell");
   summary.setAttribute("aria-live", "polite");
   const weights = table("Weights on the context words", [
@@ -136,22 +189,33 @@ export function mount(body, lab) {
     const updated = Array.from(res.updated);
     plane.update({
       vectors: [
-        ...res.context_words.map((w, j) => ({
+        // short labels, so that they do not cover the senses' names: c1 is the context
+        // word numbered 1 in the sentence (the weights table pairs them)
+        ...res.context_vectors.map((c, j) => ({
           id: `c${j + 1}`,
-          to: Array.from(res.context_vectors[j]),
-          label: w,
+          to: Array.from(c),
+          label: `c${j + 1}`,
           kind: "other",
         })),
-        { id: "x", to: x, label: `x: ${word}`, kind: "embedding" },
-        // Δ ends where x + Δ does: one label there ("x + Δ"); the caption names the dash.
-        { id: "delta", from: x, to: updated, label: "", kind: "update", dashed: true },
-        { id: "updated", to: updated, label: "x + Δ", kind: "embedding" },
+        // with Δ = 0 the two arrows coincide: one arrow, named for both
+        { id: "x", to: x, label: res.reads_nothing ? "x = x + Δ" : "x", kind: "embedding" },
+        ...(res.reads_nothing
+          ? []
+          : [
+              // Δ ends where x + Δ does: one label there ("x + Δ"); the legend names the dash
+              { id: "delta", from: x, to: updated, label: "", kind: "update", dashed: true },
+              // thin spaces: a narrower label, clear of the context words' labels
+              { id: "updated", to: updated, label: "x\u2009+\u2009Δ", kind: "update" },
+            ]),
       ],
+      // a sense's first word ("chemistry", not "chemistry unit"), so that the name stays
+      // inside the frame; the cosine table gives the full names
       points: res.sense_names.map((name, i) => ({
         at: Array.from(res.sense_vectors[i]),
-        label: name,
+        label: name.split(" ")[0],
       })),
     });
+    chartLegend().hidden = true; // the widget's legend above replaces it
 
     const before = res.sense_names[res.nearest_before];
     const after = res.sense_names[res.nearest_after];
@@ -161,7 +225,7 @@ export function mount(body, lab) {
 
     weights.fill(
       res.context_words.map((w, j) => [
-        w,
+        `${w} (c${j + 1})`,
         f2(res.raw_weights[j]),
         f2(res.weights[j]),
         vec(res.context_vectors[j]),

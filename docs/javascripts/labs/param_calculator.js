@@ -59,8 +59,19 @@ export function mount(body, lab) {
 
   const toCustom = (name, value) => {
     const base = shown ? customFrom(shown.config) : {};
+    const changes = { ...base, preset: "custom", [name]: value };
+    // n_kv_heads must divide n_heads: a model without GQA (n_kv_heads equal to n_heads)
+    // keeps it so; otherwise n_kv_heads drops to the largest divisor of the new n_heads.
+    if (name === "n_heads" && base.n_kv_heads !== undefined && value >= 1) {
+      if (base.n_kv_heads === base.n_heads) changes.n_kv_heads = value;
+      else {
+        let kv = Math.min(base.n_kv_heads, value);
+        while (kv > 1 && value % kv !== 0) kv -= 1;
+        changes.n_kv_heads = kv;
+      }
+    }
     preset.value = "custom";
-    lab.update({ ...base, preset: "custom", [name]: value });
+    lab.update(changes);
   };
 
   for (const [name, label] of FIELDS) {

@@ -147,7 +147,10 @@ export function mount(body, lab) {
     xLabel: "seq_len",
     yLabel: "log2 of floats or FLOPs",
     xLog2: true,
+    // the table holds the counts themselves, not their log2
     format: (v) => int(2 ** v),
+    xFormat: int,
+    tableYLabel: "", // the series' names give their units
   });
 
   function drawGrid(r) {
@@ -249,8 +252,8 @@ export function mount(body, lab) {
     const pts = (ys) => sw.seq_len.map((n, i) => [n, log2(ys[i])]);
     chart.update({
       series: [
-        { name: "memory, plain", points: pts(sw.memory_plain) },
-        { name: "memory, tiled", points: pts(sw.memory_tiled), dashed: true },
+        { name: "memory, plain (floats)", points: pts(sw.memory_plain) },
+        { name: "memory, tiled (floats)", points: pts(sw.memory_tiled), dashed: true },
         { name: "work, plain and tiled (FLOPs)", points: pts(sw.work) },
       ],
       marker: { x: r.seq_len, label: `seq_len = ${r.seq_len}` },

@@ -19,6 +19,15 @@ function niceExtent(points) {
 
 const pair = (p) => [Number(p[0]), Number(p[1])];
 
+/** Token j's label on the plane: the first of the tokens whose arrows end at the same point
+ * names them all ("The, the"), the others get none, so coincident labels do not overprint. */
+function sharedLabel(values, tokens, j) {
+  const same = (a, b) => Math.abs(a[0] - b[0]) < 1e-9 && Math.abs(a[1] - b[1]) < 1e-9;
+  const group = values.flatMap((v, k) => (same(v, values[j]) ? [k] : []));
+  if (group[0] !== j) return "";
+  return [...new Set(group.map((k) => tokens[k]))].join(", ");
+}
+
 /** The steps of one head, from the shapes the lab computed (name -> shape). */
 export function headSteps(shapes) {
   const s = Object.fromEntries(shapes.map((x) => [x.name, Array.from(x.shape)]));
@@ -28,7 +37,8 @@ export function headSteps(shapes) {
     { from: "X", op: `× W_Q ${sh("W_Q")}`, name: "Q", shape: s.Q },
     { from: "X", op: `× W_K ${sh("W_K")}`, name: "K", shape: s.K },
     { from: "X", op: `× W_V ${sh("W_V")}`, name: "V", shape: s.V },
-    { from: "Q, K", op: "Q Kᵀ / √d_head", name: "scores", shape: s.scores },
+    // no `from` here: "→ Q, K Q Kᵀ / √d_head →" would read garbled
+    { op: "Q and K: Q Kᵀ / √d_head", name: "scores", shape: s.scores },
     { op: "softmax over keys", name: "pattern A", shape: s.pattern },
     { op: "A × V", name: "weighted values", shape: s["weighted values"] },
     { op: `× W_O ${sh("W_O")}`, name: "Δ", shape: s.delta },
@@ -98,6 +108,7 @@ export function mount(body, lab) {
         label: `The plane through the origin, the query's embedding x and x + Δ (axes from −${extent} to ${extent}): values v_j W_O, their weighted sum Δ, and x moved to x + Δ`,
         extent,
         step: 0.01,
+        kindLabels: { value: "values v_j W_O", update: "update Δ", embedding: "x and x + Δ" },
       });
     }
     plane.update({
@@ -106,12 +117,13 @@ export function mount(body, lab) {
           id: `v${j}`,
           to: v,
           label: t[j],
+          drawnLabel: sharedLabel(values, t, j),
           kind: "value",
         })),
         { id: "delta0", to: delta, label: "Δ", kind: "update" },
         { id: "x", to: x, label: "x", kind: "embedding" },
         { id: "delta", from: x, to: updated, label: "+Δ", kind: "update", dashed: true },
-        { id: "updated", to: updated, label: "x + Δ", kind: "other" },
+        { id: "updated", to: updated, label: "x + Δ", kind: "embedding" },
       ],
     });
     diagram.update(headSteps(res.shapes));

@@ -38,6 +38,7 @@ const FALLBACK_WIDTH = 640; // when the container has no width yet (e.g. hidden)
 const TABLE_DELAY_MS = 150; // the hidden table follows the last update by this much
 const MAX_LABEL = 18; // characters of a bar label drawn; the table has the whole label
 const KINDS = ["query", "key", "value", "embedding", "update", "other"];
+const PLANE_PAD = 30; // the vector plane's margin around its axes, in SVG pixels
 
 /** Load the d3 modules the charts need (classic UMD scripts extending the global d3). */
 function loadLibraries() {
@@ -75,7 +76,9 @@ await loadLibraries();
 
 let uid = 0;
 const nextId = (prefix) => `attn-chart-${prefix}-${++uid}`;
-const defaultFormat = (v) => (Number.isFinite(v) ? String(+v.toPrecision(4)) : String(v));
+// Integers exactly (a seq_len of 16384 is not 16380); other numbers to 4 significant digits.
+const defaultFormat = (v) =>
+  Number.isInteger(v) ? String(v) : Number.isFinite(v) ? String(+v.toPrecision(4)) : String(v);
 const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
 const clip = (text, n) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 const SYMBOLS = () => [
@@ -233,9 +236,12 @@ function styleAxis(g) {
  * @param {HTMLElement} container
  * @param {{label: string, xLabel?: string, yLabel?: string, xLog2?: boolean,
  *   yDomain?: [number|null, number|null], format?: (v: number) => string,
- *   xFormat?: (v: number) => string}} options
+ *   xFormat?: (v: number) => string, tableYLabel?: string}} options
  *   xLog2 puts x on a log2 scale with ticks at powers of two; yDomain fixes the y range's
- *   ends (null: from the data); format writes y values in the table, xFormat x values.
+ *   ends (null: from the data); format writes y values in the table, xFormat x values;
+ *   tableYLabel names what the table's y cells hold (default yLabel: set it when format
+ *   writes them in other units than the axis, e.g. raw counts of a log2 axis; "" when the
+ *   series' names carry their units).
  * @returns {{update(data: {series: {name: string, points: [number, number][],
  *   dashed?: boolean}[], marker?: {x: number, label?: string}}), destroy(), figure}}
  */
@@ -414,7 +420,8 @@ export function lineChart(container, options) {
         (a, b) => a - b,
       );
       const lookup = series.map((s) => new Map(s.points.map((p) => [p[0], p[1]])));
-      const header = [opts.xLabel, ...series.map((s) => `${s.name} (${opts.yLabel})`)];
+      const unit = opts.tableYLabel ?? opts.yLabel;
+      const header = [opts.xLabel, ...series.map((s) => (unit ? `${s.name} (${unit})` : s.name))];
       const rows = xsAll.map((xv) => [
         xFormat(xv),
         ...lookup.map((mp) => (mp.has(xv) ? opts.format(mp.get(xv)) : "none")),
@@ -679,10 +686,15 @@ export function barChart(container, options) {
  * frame with the newest position. While a head is being dragged, it stays where the pointer
  * is even if `update` brings an older position for it.
  * @param {HTMLElement} container
+ * Vector labels stay inside the plane and are moved off each other (coincident heads).
  * @param {{label: string, extent?: number, step?: number, format?: (v: number) => string,
- *   onDrag?: (id: string, to: [number, number]) => void}} options
+ *   onDrag?: (id: string, to: [number, number]) => void,
+ *   kindLabels?: Record<string, string>}} options
+ *   kindLabels: the legend's name for a kind (default: the kind itself); a vector's
+ *   drawnLabel is the text drawn at its head (default: its label, which the table keeps).
  * @returns {{update(data: {vectors: {id: string, to: [number, number], from?: [number, number],
- *   label?: string, kind?: string, draggable?: boolean, dashed?: boolean}[],
+ *   label?: string, drawnLabel?: string, kind?: string, draggable?: boolean,
+ *   dashed?: boolean}[],
  *   points?: {at: [number, number], label?: string}[]}), destroy(), figure}}
  */
 export function vectorPlane(container, options) {
@@ -696,6 +708,7 @@ export function vectorPlane(container, options) {
   hint.id = hintId;
   hint.className = "attn-visually-hidden";
   hint.textContent = `Arrow keys move the point by ${opts.step}; with Shift, by ${+(opts.step * 10).toPrecision(6)}.`;
+  hint.hidden = true; // shown (to screen readers) only while some vector is draggable
   f.figure.append(hint);
   const ext = opts.extent;
   const stepDigits = Math.max(0, Math.ceil(-Math.log10(opts.step) + 1e-9)) + 1;
@@ -797,8 +810,34 @@ export function vectorPlane(container, options) {
   const kindSymbol = (kind) => SYMBOLS()[KINDS.indexOf(kind)];
   const coords = (p) => `(${opts.format(p[0])}, ${opts.format(p[1])})`;
 
+  // Labels placed so far in this drawing: [left, top, right, bottom] in SVG pixels.
+  let placed = [];
+  /** Where to write a label of `width` anchored at (lx, ly): kept inside the plane (a label
+   * at its edge is not clipped) and moved off the labels already placed, along the arrow's
+   * vertical direction `uy` (coincident or near arrow heads would print over each other). */
+  function placeLabel(lx, ly, width, anchor, uy) {
+    const [x] = scale;
+    const [lo, hi] = [x.range()[0] - PLANE_PAD + 2, x.range()[1] + PLANE_PAD - 2];
+    const left0 = anchor === "start" ? lx : anchor === "end" ? lx - width : lx - width / 2;
+    const left = clamp(left0, lo, Math.max(lo, hi - width));
+    let top = clamp(ly - FONT_PX / 2, lo, hi - FONT_PX);
+    const step = (uy > 0 ? 1 : -1) * (FONT_PX + 2);
+    const hits = (t) =>
+      placed.some((b) => left < b[2] && left + width > b[0] && t < b[3] && t + FONT_PX > b[1]);
+    let dir = step;
+    for (let tries = 0; tries < 8 && hits(top); tries++) {
+      if (top + dir < lo || top + dir > hi - FONT_PX) dir = -dir; // at the edge: the other way
+      top = clamp(top + dir, lo, hi - FONT_PX);
+    }
+    top = clamp(top, lo, hi - FONT_PX);
+    placed.push([left, top, left + width, top + FONT_PX]);
+    const ax = anchor === "start" ? left : anchor === "end" ? left + width : left + width / 2;
+    return [ax, top + FONT_PX / 2];
+  }
+
   function drawVectors() {
     if (!scale) return;
+    placed = [];
     const vectors = data.vectors || [];
     // arrows
     const arrows = layer
@@ -834,15 +873,25 @@ export function vectorPlane(container, options) {
       const off = v.draggable ? 16 : 10;
       const ux = a.ux ?? 0;
       const uy = a.uy ?? -1;
+      const text = v.drawnLabel ?? v.label ?? v.id;
+      const anchor = ux > 0.3 ? "start" : ux < -0.3 ? "end" : "middle";
+      const place = (text ? placeLabel : (lx, ly) => [lx, ly])(
+        x(to[0]) + ux * off,
+        y(to[1]) + uy * off,
+        text.length * CHAR_PX,
+        anchor,
+        uy,
+      );
       g.select(".attn-chart__vector-label")
-        .attr("x", x(to[0]) + ux * off)
-        .attr("y", y(to[1]) + uy * off)
+        .attr("x", place[0])
+        .attr("y", place[1])
         .attr("dy", "0.35em")
-        .attr("text-anchor", ux > 0.3 ? "start" : ux < -0.3 ? "end" : "middle")
-        .text(v.label ?? v.id);
+        .attr("text-anchor", anchor)
+        .text(text);
     });
     // draggable heads: kept across updates (keyed by id) so focus stays on them
     const movable = vectors.filter((v) => v.draggable);
+    hint.hidden = movable.length === 0;
     handles
       .selectAll("g.attn-chart__handle")
       .data(movable, (v) => v.id)
@@ -900,7 +949,7 @@ export function vectorPlane(container, options) {
   function draw() {
     const width = f.width;
     const side = Math.round(clamp(width, 220, 440));
-    const pad = 30;
+    const pad = PLANE_PAD;
     const x = d3
       .scaleLinear()
       .domain([-ext, ext])
@@ -994,7 +1043,7 @@ export function vectorPlane(container, options) {
       kinds,
       () => {
         for (const k of kinds) {
-          legendItem(f.legend, k, (sw) =>
+          legendItem(f.legend, opts.kindLabels?.[k] ?? k, (sw) =>
             sw
               .append("path")
               .attr("class", `attn-chart__grip attn-chart__kind--${k}`)

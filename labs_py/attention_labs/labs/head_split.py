@@ -52,7 +52,8 @@ def shapes(d_model: int, n_heads: int, seq_len: int) -> list[dict]:
 def compute(params: dict) -> dict:
     """The lab's result for validated ``params`` (see :data:`SCHEMA`).
 
-    Returns ``splits``: for n_heads = 1, 2, 4, 8, its ``d_head``, ``parts`` (parameters per
+    Returns ``splits``: for n_heads = 1, 2, 4, 8 and the picked n_heads (in order, once
+    each), its ``d_head``, ``parts`` (parameters per
     matrix) and ``total``; ``n_heads``, ``d_head`` and ``shapes`` for the picked n_heads;
     ``formula_total`` = 4 d_model^2 (+ 4 d_model). Raises LabParameterError when d_model is
     not a multiple of 8 or n_heads does not divide it.
@@ -73,7 +74,7 @@ def compute(params: dict) -> dict:
     parts = parameter_count(d_model, bias)
     splits = [
         {"n_heads": h, "d_head": d_model // h, "parts": parts, "total": sum(parts.values())}
-        for h in SPLITS
+        for h in sorted({*SPLITS, n_heads})
     ]
     return {
         "d_model": d_model,
