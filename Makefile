@@ -7,7 +7,7 @@ INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test vendor wheel bench lint clean precompute
+.PHONY: serve build test vendor wheel bench lint clean precompute train-induction
 .PHONY: format check-site new-lesson
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
@@ -35,6 +35,11 @@ bench: $(VENV)/.test-installed node_modules/.installed build
 ## precompute: real attention maps (MiniLM, and GPT-2 when its weights are here) into docs/assets/attention/
 precompute: $(VENV)/.precompute-installed
 	$(PY) -m build_scripts.precompute.precompute_attention --model $(PRECOMPUTE_MODEL) --optional-model gpt2 $(PRECOMPUTE_ARGS)
+
+## train-induction: the 2-layer attention-only model whose induction head forms in training
+##   (seeded, one CPU thread, about 40 s) into labs_py/attention_labs/data/induction/ (commit them)
+train-induction: $(VENV)/.precompute-installed
+	$(PY) -m build_scripts.induction.train_induction
 
 ## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified
 vendor: $(VENV)/.site-installed

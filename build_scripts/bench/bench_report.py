@@ -257,6 +257,35 @@ def precompute_section(args) -> list[Row]:
     return rows_from_table(out.read_text("utf-8"), "precompute (real maps)")
 
 
+def induction_section(args) -> list[Row]:
+    """The induction-head model's training (build_scripts/induction/train_induction.py):
+    one full run on this machine's CPU, one thread, as `make train-induction` does."""
+    import tempfile
+
+    from build_scripts.induction import train_induction as ti
+
+    cfg = ti.Config()
+    model, checkpoints, wall = ti.train(cfg, log=lambda *a: None, device="cpu")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = ti.write_assets(cfg, model, checkpoints, Path(tmp), wall)
+        sizes = {p.name: p.stat().st_size for p in paths}
+    story = ti.story(checkpoints)
+    what = f"{cfg.steps} steps, batch {cfg.batch_size}, seq_len {cfg.seq_len}, 1 thread"
+    return [
+        Row("induction model", "training wall time (CPU)", f"{wall:.1f} s", what),
+        Row(
+            "induction model",
+            "induction head formed (first step above 0.5)",
+            f"step {story['formed_at_step']}",
+            f"heads {story['induction_heads']}; best score {story['final_best']}",
+        ),
+        *(
+            Row("induction model", f"asset {name}", f"{size / 1024:.1f} kB", "raw JSON")
+            for name, size in sizes.items()
+        ),
+    ]
+
+
 def explorer_section(args) -> list[Row]:
     """The explorer on the largest committed asset (build_scripts/bench/bench_explorer.py)."""
     from build_scripts.bench import bench_explorer
@@ -339,6 +368,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "lab": lab_section,
     "labs": labs_section,
     "precompute": precompute_section,
+    "induction": induction_section,
     "explorer": explorer_section,
 }
 

@@ -1,0 +1,1 @@
+"""Trained models run in NumPy with the functions the lessons teach (CPython and Pyodide)."""
