@@ -5,7 +5,8 @@ NumPy (:mod:`attention_labs.models.induction`, the lessons' own `multi_head_atte
 a causal mask). The reader types letters A..Z (one token each); a repeat of an earlier
 stretch is what the model has learned to continue. The lab returns one head's pattern, its
 induction and previous-token scores on this sequence (None when no letter repeats), and
-the model's most likely next letter after every position with its probability.
+the model's most likely next letter after every position with its probability. The chosen
+head can be switched off (zero ablation) to see what the model loses without it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ SCHEMA = (
     ),
     Param("layer", "integer", 1, "Layer of the head (0 or 1).", 0, 1),
     Param("head", "integer", 0, "Head within the layer (0 or 1).", 0, 1),
+    Param("ablate", "boolean", False, "Switch the chosen head off (its output set to zero)."),
 )
 
 LARGEST = {"tokens": list("ABCDEFGHIJKLMNOP" * 2)}
@@ -48,9 +50,10 @@ def compute(params):
         ids = induction.encode("".join(tokens))
     except ValueError as err:
         raise LabParameterError("tokens", str(err)) from None
-    logits, weights = induction.forward(ids)  # (seq_len, vocab), (layers, heads, q, k)
-    probs = softmax(logits, axis=-1)
     layer, head = params["layer"], params["head"]
+    off = [(layer, head)] if params["ablate"] else []
+    logits, weights = induction.forward(ids, ablate=off)  # (seq_len, vocab), (L, H, q, k)
+    probs = softmax(logits, axis=-1)
     w = weights[layer, head]
     n = len(ids)
     scores_ind = real_maps.induction_score(weights, ids) if n > 1 else None

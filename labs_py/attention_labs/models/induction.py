@@ -99,11 +99,14 @@ def encode(text: str) -> list[int]:
     return [ord(c) - ord("A") for c in letters]
 
 
-def forward(tokens):
+def forward(tokens, ablate=()):
     """Run the model on token ids.
 
     Args:
         tokens: sequence of seq_len ints in [0, vocab_size), 1 <= seq_len <= 32.
+        ablate: (layer, head) pairs whose output is removed: their rows of ``W_O`` are set
+            to zero, so the head still computes its pattern but adds nothing to the
+            residual stream (a zero ablation).
 
     Returns:
         (logits ``(seq_len, vocab_size)``: the prediction of each NEXT token, weights
@@ -120,11 +123,18 @@ def forward(tokens):
     if ids.min() < 0 or ids.max() >= cfg["vocab_size"]:
         raise ValueError(f"token ids must be in [0, {cfg['vocab_size']}); got {ids.tolist()}")
     n = len(ids)
+    d_head = cfg["d_model"] // cfg["n_heads"]
+    off = {(int(layer), int(head)) for layer, head in ablate}
+    if any(not (0 <= i < cfg["n_layers"] and 0 <= h < cfg["n_heads"]) for i, h in off):
+        raise ValueError(f"ablate names a head that does not exist: {sorted(off)}")
     x = w["W_E"][ids] + w["W_pos"][:n]  # the residual stream (seq_len, d_model)
     patterns = []
-    for layer in w["layers"]:
+    for i, layer in enumerate(w["layers"]):
+        W_O = layer["W_O"].copy()  # (d_model, d_model); rows h*d_head.. belong to head h
+        for _, h in (pair for pair in off if pair[0] == i):
+            W_O[h * d_head : (h + 1) * d_head] = 0.0
         update, weights = multi_head_attention(
-            x, layer["W_Q"], layer["W_K"], layer["W_V"], layer["W_O"],
+            x, layer["W_Q"], layer["W_K"], layer["W_V"], W_O,
             cfg["n_heads"], mask=causal_mask(n),
         )  # fmt: skip
         x = x + update

@@ -1,0 +1,167 @@
+"""Every number and claim of docs/lessons/12-real-heads.md, computed here from the committed
+MiniLM maps and the trained induction model. The prose's numbers come from the lesson's
+```numbers fence at build time; here they are recomputed and looked up, formatted, in the
+lesson as the build renders it."""
+
+import json
+import re
+
+import numpy as np
+import yaml
+from attention_labs import cells, real_maps
+from attention_labs.labs import run_lab
+from attention_labs.models import induction
+from helpers import ROOT
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
+
+NAME = "12-real-heads"
+SOURCE = (ROOT / "docs" / "lessons" / f"{NAME}.md").read_text(encoding="utf-8")
+RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], f"lessons/{NAME}.md", kinds=())
+TEXT = re.sub(r"\s+", " ", RENDERED)
+ASSETS = ROOT / "docs/assets/attention"
+
+
+def claim(phrase):
+    phrase = re.sub(r"\s+", " ", phrase)
+    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+
+
+def fences(kind):
+    return [yaml.safe_load(f.body) for f in scanner.find_fences(SOURCE, (kind,))]
+
+
+def minilm():
+    index = json.loads((ASSETS / "index.json").read_text())
+    return [
+        json.loads((ASSETS / a["path"]).read_text())
+        for a in index["assets"]
+        if a["model"] == "all-minilm-l6-v2"
+    ]
+
+
+def test_one_previous_token_head_wins_on_every_sentence_and_the_map_shows_it():
+    assets = minilm()
+    winners = set()
+    for a in assets:
+        p = np.array(a["head_stats"]["previous_token"])
+        winners.add(tuple(int(i) for i in np.unravel_index(p.argmax(), p.shape)))
+    assert winners == {(0, 2)}
+    low = min(a["head_stats"]["previous_token"][0][2] for a in assets)
+    claim(f"at least {low:.1%} of their weight on the previous token")
+    shown = fences("attention-map")[0]
+    assert (shown["layer"], shown["head"]) == (0, 2)
+    # the shown sentence, decoded: every query after the first looks one token back
+    asset = json.loads((ASSETS / "all-minilm-l6-v2" / f"{shown['sentence']}.json").read_text())
+    w = real_maps.decode_attention(asset)[0, 2]
+    assert all(w[q].argmax() == q - 1 for q in range(1, asset["seq_len"]))
+
+
+def test_the_sink_head_weighs_cls_heavily_but_its_value_is_short():
+    asset = json.loads((ASSETS / "all-minilm-l6-v2/coreference-trophy.json").read_text())
+    entry = next(h for h in asset["qkv"]["heads"] if "first-token" in h["reason"])
+    shown = fences("attention-map")[1]
+    assert (shown["sentence"], shown["layer"], shown["head"]) == (
+        "coreference-trophy",
+        entry["layer"],
+        entry["head"],
+    )
+    assert asset["tokens"]["text"][0] == "[CLS]"
+    n = asset["seq_len"]
+    w = real_maps.decode_attention(asset)[entry["layer"], entry["head"]]
+    v = real_maps.decode_vectors(entry["v"], n, asset["qkv"]["d_head"])
+    share = w[:, 0].mean()
+    parts = np.linalg.norm(w[:, :, None] * v[None], axis=-1)
+    norm_share = np.mean(parts[:, 0] / parts.sum(axis=-1))
+    assert share > 0.7 and norm_share < 0.2  # "most of the weight", "only ... supplies"
+    assert np.linalg.norm(v[0]) < 0.1 * np.median(np.linalg.norm(v[1:], axis=-1))
+    claim(f"only {norm_share:.0%} of the sum of the contributions' lengths")
+
+
+def test_minilm_has_no_induction_head_on_the_repeated_random_words():
+    asset = json.loads((ASSETS / "all-minilm-l6-v2/induction-random.json").read_text())
+    words = asset["sentence"]["text"].split()
+    assert words[:10] == words[10:] and len(set(words[:10])) == 10  # ten words, twice
+    best = float(np.max(asset["head_stats"]["induction"]))
+    assert best < induction.training_story()["story"]["threshold"] / 4
+    claim(f"any of its 72 heads is {best:.2f}")
+
+
+def test_the_training_story_told_in_the_prose():
+    story = induction.training_story()
+    points = story["checkpoints"]
+    formed = story["story"]["formed_at_step"]
+    at = {c["step"]: c for c in points}
+    before, after = at[formed - 100], at[formed + 50]
+    # "creeps down slowly" then "drops": most of the fall happens in those 150 steps
+    start, end = points[0]["loss_repeated"], points[-1]["loss_repeated"]
+    assert (before["loss_repeated"] - after["loss_repeated"]) > 0.5 * (start - end)
+    assert max(before["induction"][1]) < 0.5 < max(after["induction"][1])
+    pl, ph = story["story"]["previous_token_head"]
+    assert (pl, ph) == (0, 0)
+    assert after["previous_token"][0][0] > 2 * before["previous_token"][0][0]
+    claim(f"at step {formed - 100} it is still {before['loss_repeated']:.2f}")
+    claim(f"jumps from {max(before['induction'][1]):.2f} to {max(after['induction'][1]):.2f}")
+
+
+def test_things_to_try_on_the_training_lab():
+    lab0 = run_lab("induction_training", {"checkpoint": 0})["result"]
+    w = np.asarray(lab0["weights"])
+    n = w.shape[0]
+    # step 0: every row close to uniform over the keys it can see
+    uniform = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    assert np.abs(w - uniform).max() < 0.05
+    steps = lab0["map_steps"]
+    assert {350, 400, 450} <= set(steps)
+    i350, i450 = steps.index(350), steps.index(450)
+    s350 = run_lab("induction_training", {"checkpoint": i350})["result"]
+    s450 = run_lab("induction_training", {"checkpoint": i450})["result"]
+    ind350 = s350["induction"][s350["steps"].index(350)]
+    assert ind350 < 0.5 < s450["induction"][s450["steps"].index(450)]
+    # layer 0, head 0 at the default step: its top key is the previous token for most queries
+    prev = run_lab("induction_training", {"layer": 0, "head": 0})["result"]
+    top = np.asarray(prev["top_key"])
+    assert np.mean(top[1:] == np.arange(n - 1)) > 0.5
+
+
+def test_model_lab_claims_and_the_ablations():
+    default = run_lab("induction_model", {})["result"]
+    assert default["tokens"][:10] == default["tokens"][10:]  # "repeat a stretch of ten"
+    claim(f"Layer 1, head 0 scores {default['induction']:.2f} on them")
+    plain = run_lab("induction_model", {"tokens": list("QWERTYUIOPASDFGHJKLZ")})["result"]
+    assert plain["induction"] is None and plain["copy_accuracy"] is None
+    off_ind = run_lab("induction_model", {"ablate": True})["result"]["copy_accuracy"]
+    off_prev = run_lab("induction_model", {"layer": 0, "head": 0, "ablate": True})["result"]
+    assert off_ind > 0.5 * default["copy_accuracy"]  # "still continues"
+    assert off_prev["copy_accuracy"] < 0.25 * default["copy_accuracy"]  # "falls"
+    assert off_prev["heads"][0]["induction"] < 0.1  # "a head whose pattern shows no induction"
+    claim(f"still continues the repeat right {off_ind:.0%} of the time")
+    claim(f"the rate falls to {off_prev['copy_accuracy']:.0%}")
+
+
+def exercises():
+    return [
+        exercise.parse_exercise(f.body, "lesson")
+        for f in scanner.find_fences(SOURCE, ("exercise",))
+    ]
+
+
+def test_numeric_exercise_answers_are_one_past_the_earlier_copy():
+    numeric = next(e for e in exercises() if e["kind"] == "numeric")
+    ns = exercise.run_setup(numeric, "lesson")
+    tokens = ns["tokens"]
+    for q, key in zip(ns["queries"], ns["keys"], strict=True):
+        assert tokens[int(key) - 1] == tokens[q] and int(key) - 1 < q
+
+
+def test_code_exercise_rejects_the_usual_mistakes():
+    code = next(e for e in exercises() if e["kind"] == "code")
+    assert cells.check_code(code["solution"], code["checks"], "<solution>")["passed"]
+    # a score that looks at the earlier copy itself, not the token after it
+    wrong = code["solution"].replace("weights[q, k + 1]", "weights[q, k]")
+    assert not cells.check_code(wrong, code["checks"], "<wrong>")["passed"]
+    # zero instead of None when nothing repeats
+    wrong = code["solution"].replace("if sums else None", "if sums else 0.0")
+    assert not cells.check_code(wrong, code["checks"], "<wrong>")["passed"]
