@@ -1,0 +1,126 @@
+"""Lesson 12's two labs in headless Chromium: each is drawn from the build's result before
+Python, and its controls recompute in Pyodide what CPython computes (the training story
+and the model's weights come from the labs wheel). One page and one Pyodide start for the
+whole module."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attention_labs.labs import run_lab
+from helpers import RecordedPage
+
+LESSON = "lessons/12-real-heads/"
+TRAINING = ".attn-lab[data-lab=induction_training]"
+MODEL = ".attn-lab[data-lab=induction_model]"
+PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
+
+STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
+    : Array.isArray(v) ? v.map(plain)
+    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+    : v;
+  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+
+
+@pytest.fixture(scope="module")
+def lesson(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(rec.base + LESSON)
+    rec.page.wait_for_selector(f"{TRAINING}[data-status=initial]")
+    rec.page.wait_for_selector(f"{MODEL}[data-status=initial]")
+    yield rec
+    rec.context.close()
+
+
+def state(page, lab):
+    return page.evaluate(STATE, lab)
+
+
+def wait_for_runs(page, lab, n):
+    page.wait_for_function(
+        f"() => Number(document.querySelector('{lab}').dataset.runs || 0) >= {n}",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+
+
+def numeric(value):
+    """``value`` as a float array, or None if it holds text or None."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return None if arr.dtype == object else arr
+
+
+def assert_same_as_cpython(name, got):
+    expected = run_lab(name, got["params"])["result"]
+    res = got["result"]
+    for key, value in expected.items():
+        want = numeric(value)
+        if key == "heads":
+            for h, e in zip(res[key], value, strict=True):
+                for k, v in e.items():
+                    assert (v is None and h[k] is None) or abs(h[k] - v) < 1e-9, (key, k)
+        elif want is not None and not isinstance(value, bool):
+            # float64 in both; Pyodide's BLAS may round the last digit differently
+            np.testing.assert_allclose(numeric(res[key]), want, atol=1e-9, err_msg=key)
+        else:
+            assert res[key] == value, key
+
+
+def test_both_labs_are_drawn_from_the_build_before_python(lesson):
+    page = lesson.page
+    for name, lab in (("induction_training", TRAINING), ("induction_model", MODEL)):
+        got = state(page, lab)
+        assert got["runs"] == 0
+        assert_same_as_cpython(name, got)
+    text = page.locator(f"{TRAINING} .attn-induction__readout").inner_text()
+    assert text.startswith("At step 1200, layer 1, head 0 puts")
+    assert page.locator(f"{TRAINING} .attn-induction__chart svg").count() >= 2
+    text = page.locator(f"{MODEL} .attn-induction__readout").inner_text()
+    assert "induction score 0.80" in text
+    assert page.locator(f"{MODEL} .attn-induction__guesses tr").count() == 3
+
+
+def test_training_lab_controls_recompute_equal_to_cpython(lesson):
+    page = lesson.page
+    page.locator(TRAINING).scroll_into_view_if_needed()
+    page.locator(f"{TRAINING} input[type=range]").fill("0")
+    wait_for_runs(page, TRAINING, 1)
+    got = state(page, TRAINING)
+    assert got["params"]["checkpoint"] == 0 and got["result"]["step"] == 0
+    assert_same_as_cpython("induction_training", got)
+    assert page.locator(f"{TRAINING} output").inner_text() == "step 0"
+    page.locator(f"{TRAINING} select").select_option("0:0")
+    wait_for_runs(page, TRAINING, 2)
+    got = state(page, TRAINING)
+    assert (got["params"]["layer"], got["params"]["head"]) == (0, 0)
+    assert_same_as_cpython("induction_training", got)
+    assert lesson.errors == []
+
+
+def test_model_lab_takes_typed_letters_a_switch_and_names_bad_input(lesson):
+    page = lesson.page
+    page.locator(MODEL).scroll_into_view_if_needed()
+    box = page.locator(f"{MODEL} input[id$='-tokens']")
+    box.fill("abcdef abcdef")
+    box.press("Enter")
+    wait_for_runs(page, MODEL, 1)
+    got = state(page, MODEL)
+    assert got["params"]["tokens"] == list("abcdefabcdef")
+    assert got["result"]["tokens"] == list("ABCDEFABCDEF")
+    assert_same_as_cpython("induction_model", got)
+    page.locator(f"{MODEL} input[id$='-ablate']").check()
+    wait_for_runs(page, MODEL, 2)
+    got = state(page, MODEL)
+    assert got["params"]["ablate"] is True
+    assert_same_as_cpython("induction_model", got)
+    assert "switched off" in page.locator(f"{MODEL} .attn-induction__readout").inner_text()
+    # a digit: the lab says what is allowed and keeps its last good picture
+    box.fill("abc1")
+    box.press("Enter")
+    page.wait_for_selector(f"{MODEL} .attn-lab__error:visible", timeout=PYTHON_TIMEOUT_MS)
+    assert "only the letters A to Z" in page.locator(f"{MODEL} .attn-lab__error").inner_text()
+    assert state(page, MODEL)["result"]["tokens"] == list("ABCDEFABCDEF")
+    assert lesson.errors == []
