@@ -103,6 +103,7 @@ def test_the_training_story_told_in_the_prose():
     assert (pl, ph) == (0, 0)
     assert after["previous_token"][0][0] > 2 * before["previous_token"][0][0]
     claim(f"at step {formed - 100} it is still {before['loss_repeated']:.2f}")
+    assert points[-1]["loss_random"] > np.log(26)  # "ends above ln 26"
     claim(f"jumps from {max(before['induction'][1]):.2f} to {max(after['induction'][1]):.2f}")
 
 
