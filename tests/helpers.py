@@ -29,7 +29,8 @@ def mkdocs_build(site_dir, config_file=None):
     if config_file is not None:
         cmd += ["-f", str(config_file)]
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    # generous: twelve lessons' notebooks run in the build; a loaded 2-core box took 130 s
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     return proc, proc.stdout + proc.stderr
 
 
