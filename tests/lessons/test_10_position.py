@@ -131,10 +131,12 @@ def test_rope_claims_on_the_default_view():
     assert res["curve_diff"] < 1e-12
     claim(f"they differ by at most {res['curve_diff']:.1e}")
     s = np.array(res["score_a"])
-    assert s[1:].max() < s[0]  # near tokens score higher: nothing beats offset 0
-    assert s[-1] < s[0] / 2
-    assert np.any(np.diff(s) > 0)  # "with wiggles"
-    claim(f"The score starts at {s[0]:.2f} at offset 0 and falls, with wiggles, to {s[-1]:.2f}")
+    assert s[1:].max() < s[0]  # offset 0 scores highest
+    half = len(s) // 2
+    assert s[half:].mean() < s[:half].mean()  # drifts lower
+    assert np.sum(np.diff(s) > 0) > 10  # "swings up and down"
+    claim(f"the score is {s[0]:.2f}, more than at any other offset shown")
+    claim(f"its mean is {s[:half].mean():.2f} over the first {half} offsets")
     d_head = fences("rope")["d_head"]
     # key = query at offset 0: the rotations cancel, the score is |q|^2 / sqrt(d_head)
     assert abs(res["unrotated"] - s[0]) < 1e-12

@@ -37,7 +37,7 @@ export function mount(body, lab) {
     lab.update({ tokens: tokens.value.trim().split(/\s+/).filter(Boolean), order: [] }),
   );
 
-  const buttons = el("div", "attn-lab__field");
+  const buttons = el("div", "attn-lab__inputs");
   const shuffle = el("button", "md-button", "Shuffle");
   shuffle.type = "button";
   shuffle.addEventListener("click", () =>
@@ -96,15 +96,25 @@ export function mount(body, lab) {
   verdict.setAttribute("aria-live", "polite");
   body.append(sentence, verdict);
 
+  // The two patterns side by side where there is room, one above the other on a phone.
+  const pair = el("div", "attn-permutation__pair");
+  Object.assign(pair.style, { display: "flex", flexWrap: "wrap", gap: "0 1.5rem" });
+  const colA = el("div");
+  const colB = el("div");
+  for (const col of [colA, colB]) {
+    Object.assign(col.style, { flex: "1 1 18rem", minWidth: "0" });
+    pair.append(col);
+  }
+  body.append(pair);
   const headA = el("p", "attn-permutation__title");
-  body.append(headA);
-  const viewA = patternView(body, {
+  colA.append(headA);
+  const viewA = patternView(colA, {
     label:
       "Attention weights of the sentence as written: one row per query token, one column per key token. Focus and use the arrow keys to read cells.",
   });
   const headB = el("p", "attn-permutation__title");
-  body.append(headB);
-  const viewB = patternView(body, {
+  colB.append(headB);
+  const viewB = patternView(colB, {
     label:
       "Attention weights of the shuffled sentence: one row per query token, one column per key token. Focus and use the arrow keys to read cells.",
   });
@@ -115,7 +125,7 @@ export function mount(body, lab) {
     const shuffledTokens = Array.from(res.shuffled_tokens);
     headA.textContent = `As written: “${res.tokens.join(" ")}”`;
     headB.textContent = `Shuffled: “${shuffledTokens.join(" ")}”`;
-    sentence.textContent = `Shuffled order (each place shows the token's place as written, from 1): ${order.map((i) => i + 1).join(", ")}.`;
+    sentence.textContent = `Shuffled order: tokens ${order.map((i) => i + 1).join(", ")} of the sentence as written.`;
     const pd = fmtDiff(res.pattern_diff);
     const od = fmtDiff(res.output_diff);
     verdict.textContent = lab.params.positions
