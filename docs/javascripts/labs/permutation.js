@@ -38,12 +38,12 @@ export function mount(body, lab) {
   );
 
   const buttons = el("div", "attn-lab__inputs");
-  const shuffle = el("button", "md-button", "Shuffle");
+  const shuffle = el("button", "md-button attn-lab__reseed", "Shuffle");
   shuffle.type = "button";
   shuffle.addEventListener("click", () =>
     lab.update({ shuffle: (lab.params.shuffle % spec.shuffle.maximum) + 1, order: [] }),
   );
-  const written = el("button", "md-button", "Order as written");
+  const written = el("button", "md-button attn-lab__reseed", "Order as written");
   written.type = "button";
   written.addEventListener("click", () => lab.update({ shuffle: 0, order: [] }));
   buttons.append(shuffle, written);
@@ -57,8 +57,8 @@ export function mount(body, lab) {
   picker.id = kit.id("move");
   moveLabel.htmlFor = picker.id;
   picker.title = "A token of the shuffled sentence";
-  const earlier = el("button", "md-button", "Move earlier");
-  const later = el("button", "md-button", "Move later");
+  const earlier = el("button", "md-button attn-lab__reseed", "Move earlier");
+  const later = el("button", "md-button attn-lab__reseed", "Move later");
   const moveRow = el("div", "attn-lab__inputs");
   moveRow.append(picker, earlier, later);
   moveWrap.append(moveLabel, moveRow);

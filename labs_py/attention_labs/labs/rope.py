@@ -23,7 +23,7 @@ from ..attention import apply_rope
 from ..params import LabParameterError, Param
 
 SCHEMA = (
-    Param("d_head", "integer", 64, "Width of the query and the key (even).", 2, 256),
+    Param("d_head", "integer", 64, "Width of the query and the key (even).", 2, 128),
     Param(
         "base", "number", 10000.0, "Base of the rotation frequencies (10000 in RoFormer).", 2.0, 1e6
     ),
@@ -34,7 +34,7 @@ SCHEMA = (
     Param("seed", "integer", 0, "Seed of the random query and key.", 0, 9999),
 )
 
-LARGEST = {"d_head": 256, "max_offset": 512}
+LARGEST = {"d_head": 128, "max_offset": 512}
 
 
 @functools.lru_cache(maxsize=32)
@@ -62,7 +62,7 @@ def compute(params: dict) -> dict:
     d_head = params["d_head"]
     if d_head % 2:
         raise LabParameterError(
-            "d_head", f"d_head must be an even whole number from 2 to 256, got {d_head}"
+            "d_head", f"d_head must be an even whole number from 2 to 128, got {d_head}"
         )
     q, k = query_and_key(d_head, params["seed"], params["same_vector"])
     offsets = np.arange(params["max_offset"] + 1)
