@@ -29,6 +29,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from attention_labs import apply_rope, attention_logits, sinusoidal_positions, softmax
 
+plt.rcParams["figure.dpi"] = 72  # small images keep the page light
+
 rng = np.random.default_rng(0)
 seq_len, d_model, d_head = 6, 16, 8
 X = rng.normal(size=(seq_len, d_model))
@@ -74,7 +76,7 @@ print("with positions, max |A' - P A P^T| =", np.abs(A2_pos - A_pos[order][:, or
 
 # %%
 pe = sinusoidal_positions(np.arange(64), 64)
-fig, ax = plt.subplots(figsize=(6, 5))
+fig, ax = plt.subplots(figsize=(5, 3.5))
 im = ax.imshow(pe, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
 ax.set_xlabel("dimension")
 ax.set_ylabel("position")
@@ -98,6 +100,7 @@ for m, n in [(10, 3), (50, 43), (7, 0)]:
 # %%
 q, k = rng.normal(size=64), rng.normal(size=64)
 offsets = np.arange(0, 200)
+plt.figure(figsize=(5, 3))
 for n in (0, 1000):
     s = [apply_rope(q, n + o) @ apply_rope(k, n) for o in offsets]
     plt.plot(offsets, s, label=f"key at n = {n}", linestyle="-" if n == 0 else "--")
