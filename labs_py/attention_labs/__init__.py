@@ -5,12 +5,15 @@ indexed [query, key]; softmax runs over keys; every row of weights sums to 1.
 """
 
 from .attention import (
+    apply_rope,
     attention_logits,
     causal_mask,
     entropy_bits,
     multi_head_attention,
     padding_mask,
+    rope_frequencies,
     scaled_dot_product_attention,
+    sinusoidal_positions,
     sliding_window_mask,
     softmax,
 )
@@ -18,12 +21,15 @@ from .params import LabParameterError
 
 __all__ = [
     "LabParameterError",
+    "apply_rope",
     "attention_logits",
     "causal_mask",
     "entropy_bits",
     "multi_head_attention",
     "padding_mask",
+    "rope_frequencies",
     "scaled_dot_product_attention",
+    "sinusoidal_positions",
     "sliding_window_mask",
     "softmax",
 ]

@@ -34,6 +34,9 @@ __all__ = [
     "entropy_bits",
     "padding_mask",
     "sliding_window_mask",
+    "sinusoidal_positions",
+    "rope_frequencies",
+    "apply_rope",
 ]
 
 
@@ -492,3 +495,116 @@ def sliding_window_mask(seq_len, window):
     window = _check_count("window", window, 1)
     offset = np.arange(seq_len)[:, None] - np.arange(seq_len)[None, :]  # i - j
     return (offset >= 0) & (offset < window)  # (seq_len, seq_len)
+
+
+def _check_base(base):
+    """Return `base` as a float > 1, or raise ValueError naming it."""
+    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
+        raise ValueError(f"base must be a number > 1, got {base!r}")
+    base = float(base)
+    if not (math.isfinite(base) and base > 1):
+        raise ValueError(f"base must be a finite number > 1, got {base}")
+    return base
+
+
+def _check_even_width(name, width):
+    if isinstance(width, (bool, np.bool_)) or not isinstance(width, numbers.Integral):
+        raise ValueError(f"{name} must be an even int >= 2, got {width!r}")
+    if width < 2 or width % 2:
+        raise ValueError(f"{name} must be an even int >= 2, got {width}")
+    return int(width)
+
+
+def sinusoidal_positions(positions, d_model, base=10000.0):
+    """The fixed sinusoidal position encodings of Vaswani et al. 2017 (section 3.5).
+
+    Dimension pair i (columns 2i and 2i + 1) holds a sine and a cosine of the position
+    at the angular frequency ``base ** (-2i / d_model)``, so the wavelengths run from
+    2 pi (pair 0) to almost ``2 pi * base`` (the last pair):
+
+        PE[p, 2i] = sin(p / base^(2i / d_model)),  PE[p, 2i+1] = cos(p / base^(2i / d_model)).
+
+    Args:
+        positions: 1-D array-like of finite numbers (usually 0, 1, ..., seq_len - 1).
+        d_model: even int >= 2, the width of each encoding.
+        base: finite number > 1 (10000 in the paper).
+
+    Returns:
+        float64 array of shape (len(positions), d_model); row p is position p's encoding,
+        to be added to that token's embedding.
+
+    Raises:
+        ValueError: positions is not 1-D or not finite; d_model is not an even int >= 2;
+            base is not a finite number > 1.
+    """
+    pos = _as_finite_array("positions", positions)
+    if pos.ndim != 1:
+        raise ValueError(f"positions must be 1-D, got shape {pos.shape}")
+    d_model = _check_even_width("d_model", d_model)
+    angles = pos[:, None] * rope_frequencies(d_model, base)[None, :]  # (n, d_model / 2)
+    out = np.empty((pos.shape[0], d_model))
+    out[:, 0::2] = np.sin(angles)
+    out[:, 1::2] = np.cos(angles)
+    return out
+
+
+def rope_frequencies(d_head, base=10000.0):
+    """The angular frequencies theta_i = base^(-2i / d_head), i = 0 .. d_head / 2 - 1.
+
+    One per pair of dimensions: rotary embeddings turn pair i by ``position * theta_i``
+    radians (Su et al. 2021, eq. 15); the sinusoidal encodings use the same frequencies.
+
+    Returns:
+        float64 array of shape (d_head // 2,), from 1 down to base^(-(d_head - 2) / d_head).
+
+    Raises:
+        ValueError: d_head is not an even int >= 2; base is not a finite number > 1.
+    """
+    d_head = _check_even_width("d_head", d_head)
+    base = _check_base(base)
+    return base ** (-np.arange(0, d_head, 2) / d_head)
+
+
+def apply_rope(x, positions, base=10000.0):
+    """Rotary position embedding (RoPE): rotate each pair of dimensions of `x` by an
+    angle proportional to its position.
+
+    Pair i of a vector at position m, the components (2i, 2i + 1), is turned by the angle
+    ``m * theta_i`` (theta from :func:`rope_frequencies`). Rotations preserve lengths, and
+    rotating a query by m and a key by n leaves their dot product a function of m - n
+    only: ``apply_rope(q, m) . apply_rope(k, n) = q . apply_rope(k, n - m)``. Applied to
+    queries and keys (never to values), after W_Q and W_K. Source: Su et al. 2021,
+    "RoFormer: Enhanced Transformer with Rotary Position Embedding", arXiv:2104.09864,
+    eq. 34 (adjacent pairs). Hugging Face's Llama pairs dimension j with j + d_head / 2
+    instead (``rotate_half``): the same rotation with the dimensions in another order.
+
+    Args:
+        x: array of shape (..., d_head), d_head even; e.g. (seq_len, d_head) queries.
+        positions: finite numbers broadcastable to x.shape[:-1] (e.g. shape (seq_len,)).
+        base: finite number > 1 (10000 in the paper and in Llama 2).
+
+    Returns:
+        float64 array of the shape of `x`.
+
+    Raises:
+        ValueError: x has no last axis of even length >= 2, or is not finite; positions
+            are not finite or do not broadcast; base is not a finite number > 1.
+    """
+    x = _as_finite_array("x", x, min_ndim=1)
+    d_head = x.shape[-1]
+    if d_head < 2 or d_head % 2:
+        raise ValueError(f"x's last axis (d_head) must have even length >= 2, got {d_head}")
+    pos = _as_finite_array("positions", positions)
+    try:
+        pos = np.broadcast_to(pos, x.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"positions of shape {pos.shape} do not broadcast to x's leading shape {x.shape[:-1]}"
+        ) from None
+    angles = pos[..., None] * rope_frequencies(d_head, base)  # (..., d_head / 2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out

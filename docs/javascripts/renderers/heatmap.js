@@ -72,6 +72,7 @@ export class Heatmap {
     ramp.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
     const lo = document.createElement("span");
     lo.textContent = "weight 0";
+    this.legendLow = lo;
     this.legendHigh = document.createElement("span");
     this.legendHigh.textContent = "1";
     bar.append(lo, ramp, this.legendHigh);
@@ -80,8 +81,10 @@ export class Heatmap {
 
   /**
    * @param {{rowLabels: string[], colLabels: string[], values: ArrayLike<number>[],
-   *          masked?: boolean[][], rowNotes?: string[], vmax?: number}} data values in
-   *   [0, 1]; the colour scale runs from 0 to vmax (default 1), larger values saturate.
+   *          masked?: boolean[][], rowNotes?: string[], vmax?: number, vmin?: number,
+   *          legend?: [string, string]}} data values in [0, 1]; the colour scale runs
+   *   from vmin (default 0) to vmax (default 1), values beyond saturate; legend replaces
+   *   the colour bar's two end labels (e.g. signed values: vmin -1, ["−1", "+1"]).
    */
   setData(data) {
     // Long tokens are shortened on the canvas only; the text around it has them whole.
@@ -92,9 +95,14 @@ export class Heatmap {
       colLabels: data.colLabels.map(short),
     };
     this.data = data;
-    this.vmax = data.vmax > 0 ? data.vmax : 1;
-    this.legendHigh.textContent =
-      this.vmax < 1 ? `${this.vmax.toFixed(3)} and above` : String(this.vmax);
+    this.vmin = Number.isFinite(data.vmin) ? data.vmin : 0;
+    this.vmax = data.vmax > this.vmin ? data.vmax : Math.max(1, this.vmin + 1);
+    this.legendHigh.textContent = data.legend
+      ? data.legend[1]
+      : this.vmax < 1
+        ? `${this.vmax.toFixed(3)} and above`
+        : String(this.vmax);
+    this.legendLow.textContent = data.legend ? data.legend[0] : "weight 0";
     const n = data.rowLabels.length;
     const m = data.colLabels.length;
     if (!this.selected || this.selected[0] >= n || this.selected[1] >= m) this.selected = null;
@@ -188,7 +196,7 @@ export class Heatmap {
           continue;
         }
         const v = values[q][k];
-        const t = v / this.vmax;
+        const t = (v - this.vmin) / (this.vmax - this.vmin);
         ctx.fillStyle = colour(t);
         ctx.fillRect(x, y, L.cell, L.cell);
         if (showNumbers) {

@@ -1,0 +1,132 @@
+"""Lesson 10's three labs (permutation, sinusoidal, rope) in headless Chromium: each draws the
+build's result before Python, and moving a control recomputes in Pyodide what CPython
+computes. One page and one Pyodide start for the whole module."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attention_labs.labs import run_lab
+from helpers import RecordedPage
+
+LESSON = "lessons/10-position/"
+PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
+
+STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
+    : Array.isArray(v) ? v.map(plain)
+    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+    : v;
+  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+
+
+def sel(lab):
+    return f".attn-lab[data-lab={lab}]"
+
+
+@pytest.fixture(scope="module")
+def lesson(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(rec.base + LESSON)
+    for lab in ("permutation", "sinusoidal", "rope"):
+        rec.page.wait_for_selector(f"{sel(lab)}[data-status=initial]")
+    yield rec
+    rec.context.close()
+
+
+def state(page, lab):
+    return page.evaluate(STATE, sel(lab))
+
+
+def wait_for_runs(page, lab, n):
+    page.wait_for_function(
+        f"() => Number(document.querySelector('{sel(lab)}').dataset.runs || 0) >= {n}",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+
+
+def assert_same_as_cpython(lab, got, exact=()):
+    expected = run_lab(lab, got["params"])["result"]
+    assert set(got["result"]) == set(expected)
+    for key, want in expected.items():
+        have = got["result"][key]
+        if (
+            key in exact
+            or isinstance(want, (str, int))
+            or (isinstance(want, list) and want and isinstance(want[0], (str, int)))
+        ):
+            assert have == want, key
+        else:
+            np.testing.assert_allclose(have, want, rtol=0, atol=1e-12, err_msg=key)
+
+
+def test_permutation_shuffles_moves_and_positions(lesson):
+    page, lab = lesson.page, "permutation"
+    got = state(page, lab)
+    assert got["runs"] == 0
+    assert_same_as_cpython(lab, got)
+    box = sel(lab)
+    assert page.locator(f"{box} canvas.attn-heatmap").count() == 2
+    assert page.locator(box, has_text="Shuffled: “the man bit the dog”").count() == 1
+    page.locator(box).scroll_into_view_if_needed()
+    steps = [
+        lambda: page.click(f"{box} button:has-text('Shuffle')"),
+        lambda: page.click(f"{box} button:has-text('Move later')"),
+        lambda: page.locator(f"{box} input[id$='-positions']").check(),
+    ]
+    for n, step in enumerate(steps, start=1):
+        step()
+        wait_for_runs(page, lab, n)
+        got = state(page, lab)
+        assert_same_as_cpython(lab, got)
+    # Shuffle moved the seed on by one and cleared the order; Move later swapped places 1, 2.
+    shuffled = run_lab(lab, {"shuffle": 2})["result"]["order"]
+    moved = [shuffled[1], shuffled[0], *shuffled[2:]]
+    assert got["params"]["shuffle"] == 2
+    assert got["params"]["order"] == [str(i) for i in moved]
+    assert got["result"]["order"] == moved
+    assert got["result"]["pattern_diff"] > 0.05
+    verdict = page.locator(f"{box} .attn-permutation__verdict").inner_text()
+    assert verdict.startswith("With positions:")
+    assert f"{got['result']['pattern_diff']:.3f}" in verdict
+    assert lesson.errors == []
+
+
+def test_sinusoidal_recomputes_at_another_width(lesson):
+    page, lab = lesson.page, "sinusoidal"
+    got = state(page, lab)
+    assert got["runs"] == 0
+    assert_same_as_cpython(lab, got)
+    box = sel(lab)
+    page.locator(box).scroll_into_view_if_needed()
+    field = page.locator(f"{box} input[id$='-d_model']")
+    field.fill("16")
+    field.press("Enter")
+    wait_for_runs(page, lab, 1)
+    got = state(page, lab)
+    assert got["params"]["d_model"] == 16
+    assert_same_as_cpython(lab, got)
+    rows = page.locator(f"{box} .attn-lab__rows tbody tr")
+    assert rows.count() == 8  # one row per pair of dimensions
+    assert page.locator(f"{box} .attn-sinusoidal__chart svg").count() >= 1
+    assert lesson.errors == []
+
+
+def test_rope_curves_coincide_after_moving_a_key(lesson):
+    page, lab = lesson.page, "rope"
+    got = state(page, lab)
+    assert got["runs"] == 0
+    assert_same_as_cpython(lab, got)
+    box = sel(lab)
+    page.locator(box).scroll_into_view_if_needed()
+    field = page.locator(f"{box} input[id$='-key_b']")
+    field.fill("2000")
+    field.press("Enter")
+    wait_for_runs(page, lab, 1)
+    got = state(page, lab)
+    assert got["params"]["key_b"] == 2000
+    assert_same_as_cpython(lab, got)
+    assert got["result"]["curve_diff"] < 1e-11
+    text = page.locator(f"{box} .attn-lab__cell").first.inner_text()
+    assert "with the key at 0 or at 2000" in text
+    assert lesson.errors == []

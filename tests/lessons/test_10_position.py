@@ -1,0 +1,215 @@
+"""Every number and claim of docs/lessons/10-position.md, computed here with attention_labs
+(the permutation, sinusoidal and rope labs and the position math). The prose's numbers come
+from the lesson's ```numbers fence at build time; here they are recomputed and looked up,
+formatted, in the lesson as the build renders it."""
+
+import itertools
+import math
+import re
+
+import numpy as np
+import yaml
+from attention_labs import apply_rope, rope_frequencies, sinusoidal_positions
+from attention_labs.labs import run_lab
+from helpers import ROOT
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+from build_scripts.hooks import exercise, scanner
+
+NAME = "10-position"
+SOURCE = (ROOT / "docs" / "lessons" / f"{NAME}.md").read_text(encoding="utf-8")
+RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], f"lessons/{NAME}.md", kinds=())
+TEXT = re.sub(r"\s+", " ", RENDERED)
+
+
+def claim(phrase):
+    phrase = re.sub(r"\s+", " ", phrase)
+    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+
+
+def fences(lab):
+    out = []
+    for body in re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M):
+        params = yaml.safe_load(body)
+        if params.pop("lab") == lab:
+            out.append(params)
+    (params,) = out
+    return params
+
+
+def lab(name, **changes):
+    return run_lab(name, fences(name) | changes)["result"]
+
+
+def test_front_matter_and_links():
+    front = yaml.safe_load(SOURCE.split("---")[1])
+    assert front["prerequisites"] == ["02-queries-and-keys", "03-attention-pattern", "04-masking"]
+    for link in ("02-queries-and-keys.md", "03-attention-pattern.md", "04-masking.md"):
+        assert f"]({link}" in SOURCE, link
+
+
+def test_equivariant_not_invariant():
+    claim("This is called **permutation equivariance**")
+    assert "permutation-invariant" not in SOURCE
+    claim("The outputs are not unchanged as a list (that would be *invariance*)")
+
+
+def test_the_default_swap_is_the_man_bit_the_dog():
+    res = lab("permutation")
+    assert res["shuffled_tokens"] == ["the", "man", "bit", "the", "dog"]
+    assert res["tokens"] == ["the", "dog", "bit", "the", "man"]
+    assert fences("permutation")["positions"] is False
+    # "zero but for float rounding", and the numbers as the page prints them
+    assert 0 <= res["pattern_diff"] < 1e-14 and 0 <= res["output_diff"] < 1e-14
+    claim(f"the un-permuted difference is {res['pattern_diff']:.1e} for the pattern")
+    # the lower pattern is the upper with dog's and man's rows and columns swapped
+    A, As = np.array(res["weights"]), np.array(res["shuffled_weights"])
+    swap = [0, 4, 2, 3, 1]
+    np.testing.assert_allclose(As, A[swap][:, swap], atol=1e-15)
+    # dog's output is the same in both sentences
+    assert np.abs(np.array(res["output"])[1] - np.array(res["shuffled_output"])[4]).max() < 1e-14
+
+
+def test_the_two_the_rows_are_identical_without_positions_and_differ_with():
+    A = np.array(lab("permutation")["weights"])
+    assert np.array_equal(A[0], A[3])
+    claim("(their largest difference is 0)")
+    A_pos = np.array(lab("permutation", positions=True)["weights"])
+    d = np.abs(A_pos[0] - A_pos[3]).max()
+    assert d > 0.05
+    claim(f"rows now differ by up to {d:.2f}")
+
+
+def test_shuffles_and_moves_stay_at_float_rounding_and_positions_change_it():
+    for seed in range(1, 30):
+        res = lab("permutation", shuffle=seed, order=[])
+        assert res["pattern_diff"] < 1e-14 and res["output_diff"] < 1e-13
+    pos = lab("permutation", positions=True)
+    assert pos["pattern_diff"] > 0.1
+    claim(f"the un-permuted difference jumps to {pos['pattern_diff']:.2f}")
+
+
+def test_learned_positions_counts():
+    claim("GPT-2 (Radford et al., 2019) learns one for each of its 1,024 positions, 786,432")
+    claim("GPT-3 (Brown et al., 2020) learns 2,048 of width 12,288, 25,165,824 numbers")
+
+
+def test_sinusoid_claims_on_the_default_view():
+    res = lab("sinusoidal")
+    wl = np.array(res["wavelengths"])
+    assert np.all(np.diff(wl) > 0)  # the columns slow down from left to right
+    assert abs(wl[0] - 2 * math.pi) < 1e-12
+    n = len(res["encodings"])
+    assert wl[-1] > 100 * n  # far more than the rows drawn: the right-hand columns look flat
+    enc = np.array(res["encodings"])
+    assert np.ptp(enc[:, -2:], axis=0).max() < 0.05
+    claim(f"the first pair repeats every {wl[0]:.2f} positions")
+    # largest at offset 0 (= d_model / 2) and symmetric
+    dots, offsets, p = np.array(res["dots"]), np.array(res["offsets"]), res["position"]
+    assert dots.argmax() == list(offsets).index(0)
+    assert dots[p] == len(enc[0]) / 2
+    for k in range(1, p + 1):
+        assert abs(dots[p - k] - dots[p + k]) < 1e-12
+    # "Change Compare position and the curve keeps its shape"
+    other = lab("sinusoidal", position=5)
+    o = dict(zip(other["offsets"], other["dots"], strict=True))
+    for off, d in zip(offsets, dots, strict=True):
+        if off in o:
+            assert abs(o[off] - d) < 1e-12
+    # "vaswani: wavelengths from 2 pi to 10000 * 2 pi"
+    w = 2 * np.pi / rope_frequencies(512)
+    assert w[0] == 2 * np.pi and w[-1] < 10000 * 2 * np.pi
+    claim("\\(\\sum_i \\cos\\big((m - n)\\,\\omega_i\\big)\\)")
+    pe = sinusoidal_positions(np.arange(40), 16)
+    direct = np.sum(np.cos((30 - 4) * rope_frequencies(16)))
+    assert abs(pe[30] @ pe[4] - direct) < 1e-12
+
+
+def test_rope_claims_on_the_default_view():
+    res = lab("rope")
+    assert res["curve_diff"] < 1e-12
+    claim(f"they differ by at most {res['curve_diff']:.1e}")
+    s = np.array(res["score_a"])
+    assert s[1:].max() < s[0]  # offset 0 scores highest
+    half = len(s) // 2
+    assert s[half:].mean() < s[:half].mean()  # drifts lower
+    assert np.sum(np.diff(s) > 0) > 10  # "swings up and down"
+    claim(f"the score is {s[0]:.2f}, more than at any other offset shown")
+    claim(f"its mean is {s[:half].mean():.2f} over the first {half} offsets")
+    d_head = fences("rope")["d_head"]
+    # key = query at offset 0: the rotations cancel, the score is |q|^2 / sqrt(d_head)
+    assert abs(res["unrotated"] - s[0]) < 1e-12
+    # moving either key keeps the curves together; an unrelated key too
+    for changes in ({"key_a": 1234}, {"key_b": 4000}, {"same_vector": False}):
+        assert lab("rope", **changes)["curve_diff"] < 1e-11
+    unrelated = np.array(lab("rope", same_vector=False)["score_a"])
+    assert np.abs(unrelated - s).max() > 1  # the curve changes shape
+    # a larger base: higher mean score over the offsets shown
+    means = [np.mean(lab("rope", base=b)["score_a"]) for b in (1e3, 1e4, 1e5, 1e6)]
+    assert means == sorted(means)
+    claim(f"its mean over them is {means[0]:.2f} with base 1,000")
+    slowest = 2 * np.pi / rope_frequencies(d_head)[-1]
+    claim(f"the slowest comes round only every {slowest:,.0f} positions")
+
+
+def test_rope_identity_from_the_prose():
+    rng = np.random.default_rng(5)
+    q, k = rng.normal(size=16), rng.normal(size=16)
+    for m, n in [(3, 1), (100, 7), (0, 50)]:
+        lhs = apply_rope(q, m) @ apply_rope(k, n)
+        assert abs(lhs - q @ apply_rope(k, n - m)) < 1e-12
+    claim("(R_m q) \\cdot (R_n k) = q^{\\top} R_m^{\\top} R_n\\, k = q^{\\top} R_{n-m}\\, k")
+
+
+def rounded_both_ways(x):
+    """Both two-decimal roundings (down and up) of a number."""
+    return {math.floor(x * 100) / 100, math.ceil(x * 100) / 100}
+
+
+def test_exercises():
+    specs = [
+        exercise.parse_exercise(f.body, "lesson")
+        for f in scanner.find_fences(SOURCE, ("exercise",))
+    ]
+    numeric = next(s for s in specs if s["kind"] == "numeric")
+    ns = exercise.run_setup(numeric, "lesson")
+    tol = numeric["tolerance"]
+    assert ns["tolerance"] == tol
+    q, k, m, n = ns["q"], ns["k"], ns["m"], ns["n"]
+    # a reader who rounds cos and sin, then each rotated component, then the score
+    worst = 0.0
+    trig = [rounded_both_ways(f(a)) for a in (m, n) for f in (math.cos, math.sin)]
+    for cm, sm, cn, sn in itertools.product(*trig):
+        for q0 in rounded_both_ways(q[0] * cm - q[1] * sm):
+            for q1 in rounded_both_ways(q[0] * sm + q[1] * cm):
+                for k0 in rounded_both_ways(k[0] * cn - k[1] * sn):
+                    for k1 in rounded_both_ways(k[0] * sn + k[1] * cn):
+                        worst = max(
+                            worst,
+                            abs(q0 - ns["q_rot"][0]),
+                            abs(q1 - ns["q_rot"][1]),
+                            abs(k0 - ns["k_rot"][0]),
+                            abs(k1 - ns["k_rot"][1]),
+                            max(abs(r - ns["score"]) for r in rounded_both_ways(q0 * k0 + q1 * k1)),
+                        )
+    assert worst < tol, worst
+    assert abs(ns["score"] - q @ ns["rel"]) < 1e-12  # the solution's offset-only check
+    code = next(s for s in specs if s["kind"] == "code")
+    names = " ".join(c["name"] for c in code["checks"])
+    for edge in ("position 0", "length", "offset", "d = 2", "own frequency"):
+        assert edge in names, edge
+
+
+def test_sources():
+    sources = SOURCE.split("## Sources")[1]
+    for cite in (
+        "Vaswani, A. et al. (2017)",
+        "NeurIPS",
+        "Su, J., Lu, Y., Pan, S., Murtadha, A., Wen, B. & Liu, Y. (2021)",
+        "arXiv:2104.09864",
+        "Radford, A. et al. (2019)",
+        "Brown, T. et al. (2020)",
+        "Haviv, A.",
+    ):
+        assert cite in sources, cite
