@@ -7,6 +7,7 @@ indexed [query, key]; softmax runs over keys; every row of weights sums to 1.
 from .attention import (
     attention_logits,
     causal_mask,
+    cross_attention,
     entropy_bits,
     multi_head_attention,
     padding_mask,
@@ -20,6 +21,7 @@ __all__ = [
     "LabParameterError",
     "attention_logits",
     "causal_mask",
+    "cross_attention",
     "entropy_bits",
     "multi_head_attention",
     "padding_mask",
