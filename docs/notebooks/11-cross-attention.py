@@ -137,5 +137,7 @@ else:
         mha.k_proj_weight.copy_(torch.from_numpy(W_K.T.copy()))
         mha.v_proj_weight.copy_(torch.from_numpy(W_V.T.copy()))
     src = torch.from_numpy(X_s)[None]
-    _, ref = mha(torch.from_numpy(Q)[None], src, src, key_padding_mask=torch.from_numpy(~real)[None])
+    _, ref = mha(
+        torch.from_numpy(Q)[None], src, src, key_padding_mask=torch.from_numpy(~real)[None]
+    )
     print(f"{np.abs(ref[0].detach().numpy() - weights[0]).max():.1e}")

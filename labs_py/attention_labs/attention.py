@@ -541,10 +541,8 @@ def cross_attention(x, source, W_Q, W_K, W_V, W_O=None, n_heads=1, source_mask=N
     if x.ndim not in (2, 3):
         raise ValueError(f"x must have shape (seq_q, d_q) or (batch, seq_q, d_q), got {x.shape}")
     if source.ndim != x.ndim or source.shape[:-2] != x.shape[:-2]:
-        raise ValueError(
-            f"source must have shape (seq_k, d_kv){' with batch ' + str(x.shape[0]) if x.ndim == 3 else ''}"
-            f" like x {x.shape}, got {source.shape}"
-        )
+        want = "(batch, seq_k, d_kv), with x's batch" if x.ndim == 3 else "(seq_k, d_kv)"
+        raise ValueError(f"source must have shape {want} (x is {x.shape}), got {source.shape}")
     if isinstance(n_heads, (bool, np.bool_)) or not isinstance(n_heads, numbers.Integral):
         raise ValueError(f"n_heads must be an int >= 1, got {n_heads!r}")
     if n_heads < 1:
@@ -567,7 +565,8 @@ def cross_attention(x, source, W_Q, W_K, W_V, W_O=None, n_heads=1, source_mask=N
     W_Q, W_K, W_V = weight("W_Q", W_Q, d_q), weight("W_K", W_K, d_kv), weight("W_V", W_V, d_kv)
     if W_K.shape[1] != W_Q.shape[1]:
         raise ValueError(
-            f"W_K must have the width of W_Q (n_heads * d_head = {W_Q.shape[1]}), got {W_K.shape[1]}"
+            f"W_K must have the width of W_Q (n_heads * d_head = {W_Q.shape[1]}), "
+            f"got {W_K.shape[1]}"
         )
 
     def split(t):  # (..., seq, n_heads * d) -> (..., n_heads, seq, d)

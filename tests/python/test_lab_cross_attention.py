@@ -191,9 +191,9 @@ def test_the_pattern_is_rectangular_and_rows_sum_to_one(pair, pad):
 def test_the_lab_equals_torch_mha_on_its_own_inputs(padding, temperature):
     """The lab's pattern is MultiheadAttention(target, source, source) with the lab's
     random W_Q, W_K, W_V (one head, d_head = 16), its key_padding_mask and temperature."""
-    params = run_lab(
-        LAB, {"source_padding_mask": padding, "temperature": temperature, "pad": 3}
-    )["params"]
+    params = run_lab(LAB, {"source_padding_mask": padding, "temperature": temperature, "pad": 3})[
+        "params"
+    ]
     r = lab.compute(params)
     ins = lab.inputs(params)
     W = ins["W"]
@@ -226,7 +226,9 @@ def test_the_lab_equals_torch_sdpa_with_its_rectangular_mask(preset, causal):
     mask = t(ins["mask"]).bool()
     scale = 1 / (math.sqrt(lab.D_HEAD) * 0.5)
     ref = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, scale=scale)
-    out, _ = scaled_dot_product_attention(ins["Q"], ins["K"], ins["V"], ins["mask"], temperature=0.5)
+    out, _ = scaled_dot_product_attention(
+        ins["Q"], ins["K"], ins["V"], ins["mask"], temperature=0.5
+    )
     np.testing.assert_allclose(out, ref.numpy(), rtol=0, atol=ATOL)
     logits = torch.where(mask, Q @ K.T * scale, -torch.inf)
     np.testing.assert_allclose(r["weights"], torch.softmax(logits, -1).numpy(), rtol=0, atol=ATOL)

@@ -103,7 +103,6 @@ export function mount(body, lab) {
   const shapes = el("p", "attn-lab__cell attn-cross__shapes");
   body.append(shapes);
 
-
   function render(res) {
     const t = res.tokens;
     const kt = res.key_tokens;

@@ -260,4 +260,3 @@ def compute(params: dict) -> dict:
         "causal": params["causal"],
         "source_padding_mask": params["source_padding_mask"],
     }
-
