@@ -100,6 +100,6 @@ def test_controls_recompute_in_pyodide_equal_to_cpython(lesson):
     # causal: "raining" and the PAD keys after it are read by no query
     assert got["result"]["unseen_keys"] == [2, 3, 4]
     summary = page.locator(f"{LAB} .attn-cross__summary").inner_text()
-    assert "a causal mask (wrongly) hides later source keys" in summary
+    assert "; a causal mask (wrongly) hides later source keys" in summary
     assert "(raining, PAD, PAD)" in summary
     assert lesson.errors == []

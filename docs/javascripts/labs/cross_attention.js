@@ -147,15 +147,16 @@ export function mount(body, lab) {
     const allOne = sums.every((s) => Math.abs(s - 1) < 1e-9);
     const q = res.query;
     const masks = [];
-    if (res.source_padding_mask) masks.push("the source padding mask hides the PAD keys");
-    else if (kt.includes("PAD")) masks.push("no padding mask: the PAD keys take weight");
-    if (res.causal) masks.push("a causal mask (wrongly) hides later source keys");
+    if (res.source_padding_mask) masks.push("The source padding mask hides the PAD keys");
+    else if (kt.includes("PAD")) masks.push("No padding mask: the PAD keys take weight");
+    if (res.causal)
+      masks.push(`${masks.length ? "a" : "A"} causal mask (wrongly) hides later source keys`);
     const unseen = res.unseen_keys.map((j) => kt[j]);
     summary.textContent =
       `${t.length} target queries × ${kt.length} source keys. ` +
       `${masks.length ? `${masks.join("; ")}. ` : ""}` +
       `${allOne ? "Every row sums to 1" : "Not every row sums to 1"}; ` +
-      `${unseen.length} source key${unseen.length === 1 ? "" : "s"} no query can read` +
+      `${unseen.length ? unseen.length : "no"} source key${unseen.length === 1 ? "" : "s"} that no query can read` +
       `${unseen.length ? ` (${unseen.join(", ")})` : ""}. ` +
       `Query “${t[q]}”: top key “${kt[res.top_key[q]]}”, weight ${Number(res.weights[q][res.top_key[q]]).toFixed(3)}` +
       `${res.preset === "aligned" ? " (aligned by construction)." : " (random weights: not an alignment)."}`;
