@@ -37,6 +37,7 @@ __all__ = [
     "sinusoidal_positions",
     "rope_frequencies",
     "apply_rope",
+    "cross_attention",
 ]
 
 
@@ -608,3 +609,108 @@ def apply_rope(x, positions, base=10000.0):
     out[..., 0::2] = even * cos - odd * sin
     out[..., 1::2] = even * sin + odd * cos
     return out
+
+
+def cross_attention(x, source, W_Q, W_K, W_V, W_O=None, n_heads=1, source_mask=None, mask=None):
+    """Cross-attention: queries from `x`, keys and values from `source`.
+
+    The encoder-decoder attention of Vaswani et al. 2017 ("Attention Is All You
+    Need", NeurIPS, section 3.2.3): each position of the target sequence `x`
+    (the decoder) reads the source sequence (the encoder's output). The same
+    scaled dot-product attention as self-attention, with Q = x W_Q but
+    K = source W_K and V = source W_V, so the weights are rectangular,
+    (seq_q, seq_k), indexed [query, key]. Self-attention is the special case
+    ``source = x``. K and V depend only on the source: a decoder computes them
+    once and reuses them for every target token it generates.
+
+    Row-vector convention (x @ W). torch.nn.MultiheadAttention(embed_dim,
+    n_heads, kdim=d_kv, vdim=d_kv) computes the same thing with the
+    transposes of these matrices as its q/k/v_proj_weight and out_proj.
+
+    Args:
+        x: target (seq_q, d_q) or (batch, seq_q, d_q), real and finite.
+        source: (seq_k, d_kv) or (batch, seq_k, d_kv), with x's batch if any.
+        W_Q: (d_q, n_heads * d_head). W_K: (d_kv, n_heads * d_head).
+        W_V: (d_kv, n_heads * d_v).
+        W_O: optional (n_heads * d_v, d_out); without it the output is the
+            heads' outputs concatenated, (..., seq_q, n_heads * d_v).
+        n_heads: int >= 1 dividing the widths of W_Q, W_K and W_V.
+        source_mask: optional boolean (seq_k,) or (batch, seq_k), True = a
+            real source token (e.g. `padding_mask(lengths, seq_k)`); pad keys
+            get weight exactly 0 from every query. A source with no real token
+            gives all-zero weights and a zero output (see `softmax`).
+        mask: optional boolean, broadcastable to (seq_q, seq_k) (or to the
+            weights' shape), True = may attend, combined with source_mask.
+
+    Returns:
+        (output, weights), float64: output (..., seq_q, d_out or n_heads * d_v);
+        weights (..., n_heads, seq_q, seq_k), rows summing to 1 (0 if empty).
+
+    Raises:
+        ValueError: x or source not 2-D/3-D, not real, NaN/inf, or their batch
+            sizes differ; a W of the wrong shape; n_heads not an int >= 1 or
+            not dividing the projection widths; a mask not boolean or of the
+            wrong shape.
+    """
+    x = _as_finite_array("x", x)
+    source = _as_finite_array("source", source)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"x must have shape (seq_q, d_q) or (batch, seq_q, d_q), got {x.shape}")
+    if source.ndim != x.ndim or source.shape[:-2] != x.shape[:-2]:
+        want = "(batch, seq_k, d_kv), with x's batch" if x.ndim == 3 else "(seq_k, d_kv)"
+        raise ValueError(f"source must have shape {want} (x is {x.shape}), got {source.shape}")
+    if isinstance(n_heads, (bool, np.bool_)) or not isinstance(n_heads, numbers.Integral):
+        raise ValueError(f"n_heads must be an int >= 1, got {n_heads!r}")
+    if n_heads < 1:
+        raise ValueError(f"n_heads must be an int >= 1, got {n_heads}")
+    n_heads = int(n_heads)
+    lead = x.shape[:-2]  # () or (batch,)
+    seq_q, d_q = x.shape[-2:]
+    seq_k, d_kv = source.shape[-2:]
+
+    def weight(name, W, rows):
+        W = _as_finite_array(name, W)
+        if W.ndim != 2 or W.shape[0] != rows:
+            raise ValueError(f"{name} must have shape ({rows}, width), got {W.shape}")
+        if W.shape[1] == 0 or W.shape[1] % n_heads:
+            raise ValueError(
+                f"n_heads = {n_heads} must divide the width of {name}, got {W.shape[1]}"
+            )
+        return W
+
+    W_Q, W_K, W_V = weight("W_Q", W_Q, d_q), weight("W_K", W_K, d_kv), weight("W_V", W_V, d_kv)
+    if W_K.shape[1] != W_Q.shape[1]:
+        raise ValueError(
+            f"W_K must have the width of W_Q (n_heads * d_head = {W_Q.shape[1]}), "
+            f"got {W_K.shape[1]}"
+        )
+
+    def split(t):  # (..., seq, n_heads * d) -> (..., n_heads, seq, d)
+        t = t.reshape(*t.shape[:-1], n_heads, t.shape[-1] // n_heads)
+        return np.swapaxes(t, -3, -2)
+
+    q = split(x @ W_Q)  # (..., n_heads, seq_q, d_head)
+    k = split(source @ W_K)  # (..., n_heads, seq_k, d_head): once per source
+    v = split(source @ W_V)  # (..., n_heads, seq_k, d_v)
+    shape = (*lead, n_heads, seq_q, seq_k)
+    allowed = np.ones(shape, dtype=bool)
+    if source_mask is not None:
+        sm = np.asarray(source_mask)
+        if sm.dtype != np.bool_ or sm.shape != (*lead, seq_k):
+            raise ValueError(
+                f"source_mask must be a boolean array of shape {(*lead, seq_k)} "
+                f"(True = a real source token), got {sm.dtype} {sm.shape}"
+            )
+        allowed = allowed & sm[..., None, None, :]  # the same keys for every query
+    if mask is not None:
+        allowed = allowed & _as_bool_mask("mask", mask, shape)
+    heads, weights = scaled_dot_product_attention(q, k, v, mask=allowed)
+    concat = np.swapaxes(heads, -3, -2).reshape(*lead, seq_q, -1)  # (..., seq_q, n_heads*d_v)
+    if W_O is None:
+        return concat, weights
+    W_O = _as_finite_array("W_O", W_O)
+    if W_O.ndim != 2 or W_O.shape[0] != concat.shape[-1]:
+        raise ValueError(
+            f"W_O must have shape ({concat.shape[-1]}, d_out) (n_heads * d_v rows), got {W_O.shape}"
+        )
+    return concat @ W_O, weights

@@ -17,7 +17,8 @@ export function fmt(x, digits = 4) {
 
 /**
  * Heatmap + the selected cell's numbers + a table of each query's top key (the text
- * alternative), appended to `body`. render(res) takes tokens, weights [query][key],
+ * alternative), appended to `body`. render(res) takes tokens (the queries; also the keys
+ * unless key_tokens is given, as in cross-attention), weights [query][key],
  * top_key, and optionally logits (masked: null or -Infinity), masked [query][key]
  * booleans (when there are no logits), entropy_bits and max_entropy_bits (null: unknown).
  */
@@ -68,12 +69,13 @@ export function patternView(body, { label }) {
 
   function describe(q, k) {
     const t = result.tokens;
+    const kt = result.key_tokens || t;
     const w = result.weights[q][k];
     if (masked(q, k)) {
-      cellInfo.textContent = `Query “${t[q]}” (${q}) cannot see key “${t[k]}” (${k}): masked, weight 0.`;
+      cellInfo.textContent = `Query “${t[q]}” (${q}) cannot see key “${kt[k]}” (${k}): masked, weight 0.`;
       return;
     }
-    let text = `Query “${t[q]}” (${q}) → key “${t[k]}” (${k}): weight ${fmt(w)}`;
+    let text = `Query “${t[q]}” (${q}) → key “${kt[k]}” (${k}): weight ${fmt(w)}`;
     if (result.logits) text += `, logit ${fmt(result.logits[q][k], 3)}`;
     text += ".";
     if (known(result.entropy_bits, q))
@@ -84,21 +86,22 @@ export function patternView(body, { label }) {
   function render(res) {
     result = res;
     const t = res.tokens;
+    const kt = res.key_tokens || t;
     const entropy = (q) =>
       known(res.entropy_bits, q) ? ` · ${res.entropy_bits[q].toFixed(2)} bits` : "";
     heatmap.setData({
       rowLabels: t,
-      colLabels: t,
+      colLabels: kt,
       values: res.weights,
       masked: Array.from(res.weights, (row, q) => Array.from(row, (_, k) => masked(q, k))),
-      rowNotes: res.top_key.map((k, q) => `→ ${t[k]}${entropy(q)}`),
+      rowNotes: res.top_key.map((k, q) => `→ ${kt[k]}${entropy(q)}`),
     });
     const rows = t.map((token, q) => {
       const tr = el("tr");
       const k = res.top_key[q];
       for (const v of [
         token,
-        t[k],
+        kt[k],
         fmt(res.weights[q][k], 3),
         known(res.entropy_bits, q) ? fmt(res.entropy_bits[q], 3) : "—",
         known(res.max_entropy_bits, q) ? fmt(res.max_entropy_bits[q], 3) : "—",
