@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
-import os
 import subprocess
 from pathlib import Path
 

@@ -41,10 +41,8 @@ def test_the_questions_the_issue_asks_for_are_answered():
 def prose(body: str) -> str:
     """An answer without its formula, its list and its lesson line."""
     body = re.sub(r"\\\[.*?\\\]", "", body, flags=re.S)
-    body = "\n".join(
-        line for line in body.splitlines() if not line.startswith(("- ", "  ", "Lesson"))
-    )
-    return body
+    body = re.split(r"^Lessons?: ", body, flags=re.M)[0]
+    return "\n".join(line for line in body.splitlines() if not line.startswith(("- ", "  ")))
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
@@ -116,7 +114,8 @@ def test_kv_cache_and_gqa_numbers():
     mha = per_token * ll["n_heads"] * ll["context"]
     claim(f"that is {gqa / 1e9:.2f} GB per sequence")
     claim(f"it would be {mha / 1e9:.1f} GB")
-    claim(f"{ll['n_heads']} query heads in {ll['n_kv_heads']} groups of {ll['n_heads'] // ll['n_kv_heads']}")
+    heads, groups = ll["n_heads"], ll["n_kv_heads"]
+    claim(f"{heads} query heads in {groups} groups of {heads // groups}")
     claim(f"its cache is {mha // gqa} times smaller")
     # the curriculum's known error: Llama 2 as a whole does not use GQA
     claim("Of the Llama 2 models only the two largest sizes, 34B and 70B, use GQA")

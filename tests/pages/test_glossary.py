@@ -16,8 +16,13 @@ from mkdocs.utils import meta
 
 DOCS = ROOT / "docs"
 PAGE = (DOCS / "glossary.md").read_text("utf-8")
-ROW = re.compile(r"^\| (?P<term>.+?) \| (?P<meaning>.+?) \| \[(?P<title>[^\]]+)\]\((?P<link>[^)#]+)\) \|$", re.M)
-PLAN = {e["name"]: e["title"] for e in yaml.safe_load((DOCS / "data" / "lessons.yaml").read_text("utf-8"))["lessons"]}
+ROW = re.compile(
+    r"^\| (?P<term>.+?) \| (?P<meaning>.+?) \| \[(?P<title>[^\]]+)\]\((?P<link>[^)#]+)\) \|$", re.M
+)
+PLAN = {
+    e["name"]: e["title"]
+    for e in yaml.safe_load((DOCS / "data" / "lessons.yaml").read_text("utf-8"))["lessons"]
+}
 
 ROWS = [m.groupdict() for m in ROW.finditer(PAGE)]
 # The names every page uses (CONTRIBUTING.md, "Write the lesson"; the issue's list).
@@ -29,21 +34,29 @@ REQUIRED = [
 ]  # fmt: skip
 
 
-def names(term_cell: str) -> list[str]:
-    """The names one entry defines: `code`, \\(math\\) and words, markup removed."""
+def parts(term_cell: str) -> list[tuple[str, str]]:
+    """The names one entry defines, each with its kind: "code" (in backticks), "math"
+    (in \\( \\)) or "word"."""
     out = []
     for part in term_cell.split(", "):
         part = part.strip()
-        part = re.sub(r"^`(.+)`$", r"\1", part)
-        part = re.sub(r"^\\\((.+)\\\)$", r"\1", part)
-        out.append(part)
+        if m := re.fullmatch(r"`(.+)`", part):
+            out.append((m[1], "code"))
+        elif m := re.fullmatch(r"\\\((.+)\\\)", part):
+            out.append((m[1], "math"))
+        else:
+            out.append((part, "word"))
     return out
 
 
-def mentions(text: str, name: str) -> bool:
-    if re.fullmatch(r"[A-Z]", name):  # a matrix symbol: in math, e.g. \(X\) or X W_Q
-        return re.search(rf"(?<![A-Za-z\\]){name}(?![A-Za-z])", text) is not None
-    if "_" in name:  # a code name
+def names(term_cell: str) -> list[str]:
+    return [name for name, _ in parts(term_cell)]
+
+
+def mentions(text: str, name: str, kind: str) -> bool:
+    if kind == "math":  # a matrix symbol, e.g. \\(X\\) or X W_Q in a formula
+        return re.search(rf"(?<![A-Za-z\\]){re.escape(name)}(?![A-Za-z])", text) is not None
+    if kind == "code" or "_" in name:  # as the code spells it (attention_logits has logits)
         return name in text
     return re.search(rf"\b{re.escape(name)}", text, re.I) is not None
 
@@ -68,8 +81,8 @@ def test_the_introducing_lesson_uses_the_term(row):
         title = meta.get_data(path.read_text("utf-8"))[1]["title"]
         assert row["title"] in (title, PLAN[name]), f"link text should be {title!r}"
     text = path.read_text("utf-8")
-    first = names(row["term"])[0]
-    assert mentions(text, first), f"{link} never mentions {first!r}"
+    first, kind = parts(row["term"])[0]
+    assert mentions(text, first, kind), f"{link} never mentions {first!r}"
 
 
 def public_parameters() -> set[str]:
