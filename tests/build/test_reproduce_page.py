@@ -108,9 +108,9 @@ def test_make_commands_expand_to_a_precompute_the_script_accepts(line):
     for word in words[2:]:
         name, _, _ = word.partition("=")
         assert name in makefile_variables(), f"{name} is not a variable of the Makefile"
-    # -n: print the recipe, run nothing (the install steps print too; they are not run).
+    # -n -B: print every recipe, the install steps too, as if nothing were built; run nothing.
     shown = subprocess.run(
-        ["make", "-n", *words[1:]], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "-n", "-B", *words[1:]], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     recipe = [r for r in shown.splitlines() if "build_scripts.precompute.precompute_attention" in r]
     assert len(recipe) == 1, shown
