@@ -264,3 +264,14 @@ def test_the_pages_claims_about_the_script():
     # the committed maps hold no GPT-2, as the page says
     index = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
     assert [m["slug"] for m in index["models"]] == ["all-minilm-l6-v2"]
+
+
+def test_the_pages_constants_are_the_scripts():
+    """The numbers fence reads them from the committed files, not from build_scripts (a
+    project copy built by the tests has docs/ without the scripts): they must agree."""
+    schema = json.loads((ROOT / "docs/assets/attention/asset.schema.json").read_text("utf-8"))
+    assert schema["properties"]["seq_len"]["maximum"] == pc.MAX_TOKENS
+    index = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
+    assert [m["qkv_heads"] for m in index["models"]] == [pc.QKV_HEADS]
+    assert f"tolerance = {compare_devices.TOLERANCE!r}  #" in PAGE
+    assert "build_scripts" not in PAGE.split("```numbers")[1].split("```")[0]
