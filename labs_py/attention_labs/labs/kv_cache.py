@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..attention import causal_mask, softmax
+from ..attention import causal_mask
 from ..params import LabParameterError, Param
 
 SCHEMA = (
@@ -86,9 +86,18 @@ def random_model(seq_len, n_heads, n_kv_heads, d_head, seed):
 
 
 def heads(t, n):
-    """(..., n * d_head) -> (n, ..., d_head): split the last axis into n heads."""
+    """Split the last axis into n heads: (n * d_head,) -> (n, d_head) and
+    (seq_len, n * d_head) -> (n, seq_len, d_head)."""
     t = np.asarray(t)
-    return np.moveaxis(t.reshape(*t.shape[:-1], n, t.shape[-1] // n), -2, 0)
+    if t.ndim == 1:
+        return t.reshape(n, -1)
+    return t.reshape(t.shape[0], n, -1).transpose(1, 0, 2)
+
+
+def _softmax_rows(scores):
+    """Softmax over the last axis (no masked entries here: every row sees a key)."""
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def decode_step(q, k, v, K_cache, V_cache):
@@ -115,9 +124,9 @@ def decode_step(q, k, v, K_cache, V_cache):
     V_cache = np.concatenate([V_cache, v[:, None, :]], axis=1)
     Kq = np.repeat(K_cache, group, axis=0)  # (n_heads, t + 1, d_head): head h -> kv h // group
     Vq = np.repeat(V_cache, group, axis=0)
-    scores = np.einsum("hd,htd->ht", q, Kq) / math.sqrt(d_head)  # (n_heads, t + 1)
-    weights = softmax(scores)
-    out = np.einsum("ht,htd->hd", weights, Vq)  # (n_heads, d_head)
+    scores = (Kq @ q[:, :, None])[:, :, 0] / math.sqrt(d_head)  # (n_heads, t + 1)
+    weights = _softmax_rows(scores)  # each row sums to 1
+    out = (weights[:, None, :] @ Vq)[:, 0, :]  # (n_heads, d_head)
     return out, weights, K_cache, V_cache
 
 
@@ -130,7 +139,8 @@ def full_causal_attention(x, W_Q, W_K, W_V, n_heads, n_kv_heads):
     V = np.repeat(heads(x @ W_V, n_kv_heads), group, axis=0)
     d_head = Q.shape[-1]
     scores = Q @ K.transpose(0, 2, 1) / math.sqrt(d_head)
-    weights = softmax(scores, where=causal_mask(x.shape[0]))
+    scores = np.where(causal_mask(x.shape[0]), scores, -np.inf)  # before the softmax
+    weights = _softmax_rows(scores)  # the diagonal is always visible: no empty row
     return weights @ V, weights
 
 
