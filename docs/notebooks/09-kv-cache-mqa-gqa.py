@@ -86,7 +86,10 @@ for name in DECODERS:
     d_h = p["d_model"] // p["n_heads"]
     for label, kv in (("MHA", p["n_heads"]), ("as published", p["n_kv_heads"]), ("MQA", 1)):
         b = cache_bytes(p["n_layers"], kv, d_h, 4096, "fp16")
-        print(f"{p['label']:>12} {label:>12} ({kv:>2} KV heads): {readable_bytes(b):>9} at 4,096 tokens")
+        print(
+            f"{p['label']:>12} {label:>12} ({kv:>2} KV heads): {readable_bytes(b):>9}",
+            "at 4,096 tokens",
+        )
 
 # %% [markdown]
 # ## Against PyTorch (optional)
@@ -103,7 +106,9 @@ except ImportError:
 else:
     n_kv = 2
     x, W_Q, W_K, W_V = random_model(seq_len, n_heads, n_kv, d_head, seed=2)
-    Q, K, V = (torch.from_numpy(heads(x @ W, n)) for W, n in ((W_Q, n_heads), (W_K, n_kv), (W_V, n_kv)))
+    Q, K, V = (
+        torch.from_numpy(heads(x @ W, n)) for W, n in ((W_Q, n_heads), (W_K, n_kv), (W_V, n_kv))
+    )
     ref = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True, enable_gqa=True)
     Kc = Vc = np.zeros((n_kv, 0, d_head))
     worst = 0.0

@@ -91,7 +91,7 @@ def test_cache_size_controls_recompute_equal_to_cpython(page):
     wait_for_runs(p, "cache_size", 3)
     got = assert_same_as_cpython(p, "cache_size")
     assert got["result"]["bytes"] == 2 * 80 * 16 * 128 * 32768 * 1
-    assert p.locator(f"{SIZE} .attn-lab__summary").inner_text().endswith("≈ 5.37 GB")
+    assert p.locator(f"{SIZE} .attn-lab__summary").inner_text().endswith("≈ 10.7 GB")
     preset = p.locator(f"{SIZE} select[id$='-preset']")
     preset.select_option("gpt2-small")
     wait_for_runs(p, "cache_size", 4)

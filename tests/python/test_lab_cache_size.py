@@ -5,8 +5,8 @@ presets taken from the parameter calculator, and bad parameters naming themselve
 import json
 
 import pytest
-from attention_labs.labs import run_lab, run_lab_json
 from attention_labs.labs import cache_size as lab_module
+from attention_labs.labs import run_lab, run_lab_json
 from attention_labs.labs.cache_size import DECODERS, LARGEST, cache_bytes, readable_bytes
 from attention_labs.labs.param_calculator import PRESETS
 from attention_labs.params import LabParameterError

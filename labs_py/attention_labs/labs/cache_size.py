@@ -83,9 +83,10 @@ def readable_bytes(n: int) -> str:
         if n >= size:
             v = n / size
             # Rounding may carry to the next unit's size (999.96 MB is 1.00 GB).
-            if round(v, 2 if v < 10 else 1 if v < 100 else 0) >= 1000 and unit != "TB":
+            digits = 2 if v < 10 else 1 if v < 100 else 0
+            if round(v, digits) >= 1000 and unit != "TB":
                 return readable_bytes(int(1000 * size))
-            return f"{v:.2f} {unit}" if v < 10 else f"{v:.1f} {unit}" if v < 100 else f"{v:.0f} {unit}"
+            return f"{v:.{digits}f} {unit}"
     return f"{n} B"
 
 

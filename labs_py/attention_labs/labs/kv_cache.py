@@ -184,8 +184,7 @@ def compute(params: dict) -> dict:
     if t >= n:
         raise LabParameterError(
             "step",
-            f"step must be a whole number from 0 to {n - 1} (the sentence has {n} tokens), "
-            f"got {t}",
+            f"step must be a whole number from 0 to {n - 1} (the sentence has {n} tokens), got {t}",
         )
     n_heads, n_kv, d_head = params["n_heads"], params["n_kv_heads"], params["d_head"]
     group = check_heads(n_heads, n_kv)
