@@ -9,7 +9,8 @@ import { el } from "../ui/dom.js";
 import { integerField, reseedButton } from "../ui/sentence.js";
 
 const HEADS = [1, 2, 4, 8];
-const num = (x) => (x < 0 ? `−${(-x).toFixed(2)}` : x.toFixed(2)); // a true minus sign
+// Two decimals with a true minus sign; a value that rounds to zero is shown as 0.00.
+const num = (x) => (x <= -0.005 ? `−${(-x).toFixed(2)}` : Math.abs(x).toFixed(2));
 const vec = (row) => `(${Array.from(row, num).join(", ")})`;
 const int = (n) => Math.round(n).toLocaleString("en-US");
 
@@ -166,11 +167,11 @@ export function mount(body, lab) {
     const readers = r.kv_head_of.flatMap((kv, h) => (kv === g ? [h] : []));
     const tbody = headRow(
       cache.table,
-      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights of the query head${readers.length > 1 ? "s" : ""} that read it`,
+      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"}`,
       [
         "Position",
         "Token",
-        "Row",
+        "In the cache",
         `Key k (d_head = ${r.d_head})`,
         "Value v",
         ...readers.map((h) => `Weight, query head ${h + 1}`),
