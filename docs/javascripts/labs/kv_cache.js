@@ -188,7 +188,7 @@ export function mount(body, lab) {
         for (const h of readers) tr.append(weightCell(r.weights[h][j]));
         if (j === t) tr.style.fontWeight = "700";
       } else {
-        tr.style.color = "var(--md-default-fg-color--light)";
+        tr.style.fontStyle = "italic"; // not generated yet (a lighter colour fails contrast)
         for (let i = 0; i < 2 + readers.length; i++) tr.append(el("td", null, "—"));
       }
       tbody.append(tr);
