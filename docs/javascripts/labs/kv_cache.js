@@ -236,7 +236,7 @@ export function mount(body, lab) {
       `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${diff.toExponential(1)}.`;
     const tbody = headRow(
       check.table,
-      "Largest difference between the cached step and row t of full causal attention (all heads, float64)",
+      "Largest difference between each cached step and the same row of full causal attention (all heads, float64)",
       ["Step", "Token", "Keys in the cache", "Largest |cached − full|"],
     );
     r.tokens.forEach((token, j) => {
