@@ -1,0 +1,261 @@
+// Widget for the kv_cache lab (labs_py/attention_labs/labs/kv_cache.py): the sentence, a
+// step control (previous / next / slider), n_heads, n_kv_heads and d_head; the cache of one
+// key/value head as a growing table (rows cached, the new row, rows not generated yet) with
+// the weights of the query heads that read it; at every step the largest difference from
+// full causal attention; and what the step computed. Tables only: they are the picture and
+// its text alternative at once.
+import { controlKit } from "../ui/controls.js";
+import { el } from "../ui/dom.js";
+import { integerField, reseedButton } from "../ui/sentence.js";
+
+const HEADS = [1, 2, 4, 8];
+// Two decimals with a true minus sign; a value that rounds to zero is shown as 0.00.
+const num = (x) => (x <= -0.005 ? `−${(-x).toFixed(2)}` : Math.abs(x).toFixed(2));
+const vec = (row) => `(${Array.from(row, num).join(", ")})`;
+const int = (n) => Math.round(n).toLocaleString("en-US");
+
+/** A scrollable table region with a name (as ui/pattern-view.js does). */
+function tableRegion(label) {
+  const scroller = el("div", "attn-lab__table-scroll");
+  scroller.tabIndex = 0;
+  scroller.setAttribute("role", "region");
+  scroller.setAttribute("aria-label", label);
+  const table = el("table", "attn-lab__rows"); // a class: Material leaves it unwrapped
+  scroller.append(table);
+  return { scroller, table };
+}
+
+function headRow(table, caption, header) {
+  table.replaceChildren();
+  const thead = el("thead");
+  const tr = el("tr");
+  for (const h of header) {
+    const th = el("th", null, h);
+    th.scope = "col";
+    tr.append(th);
+  }
+  thead.append(tr);
+  const tbody = el("tbody");
+  table.append(el("caption", null, caption), thead, tbody);
+  return tbody;
+}
+
+/** A weight as its number and a bar of that length (the bar is decoration). */
+function weightCell(w) {
+  const td = el("td");
+  const wrap = el("span");
+  wrap.style.cssText = "display: inline-flex; align-items: center; gap: 0.4em;";
+  const bar = el("span");
+  bar.setAttribute("aria-hidden", "true");
+  bar.style.cssText =
+    "display: inline-block; height: 0.7em; background: var(--md-default-fg-color--light);" +
+    ` width: ${(3 * w).toFixed(2)}em;`;
+  wrap.append(el("span", null, w.toFixed(3)), bar);
+  td.append(wrap);
+  return td;
+}
+
+export function mount(body, lab) {
+  const controls = el("div", "attn-lab__controls");
+  const kit = controlKit(lab, controls);
+  const { spec, field } = kit;
+
+  // The sentence: a change keeps the step inside it, in the same update.
+  const tokens = field("tokens", "Tokens", el("input"));
+  tokens.type = "text";
+  tokens.spellcheck = false;
+  tokens.value = lab.params.tokens.join(" ");
+  const hint = el(
+    "span",
+    "attn-lab__hint",
+    `Separate tokens with spaces (up to ${spec.tokens.max_items}, each up to ${spec.tokens.max_chars} characters); press Enter to apply.`,
+  );
+  hint.id = kit.id("tokens-hint");
+  tokens.setAttribute("aria-describedby", hint.id);
+  tokens.parentElement.after(hint);
+  tokens.addEventListener("change", () => {
+    const words = tokens.value.trim().split(/\s+/).filter(Boolean);
+    const changes = { tokens: words };
+    if (words.length && lab.params.step >= words.length) changes.step = words.length - 1;
+    lab.update(changes);
+  });
+
+  // The step: previous / next and a slider over the sentence.
+  const stepBox = el("div", "attn-lab__field attn-lab__field--step");
+  const stepLabel = el("label", null, "Step");
+  const stepSlider = el("input");
+  stepSlider.type = "range";
+  stepSlider.min = 0;
+  stepSlider.id = kit.id("step");
+  stepLabel.htmlFor = stepSlider.id;
+  const prev = el("button", "md-button attn-lab__reseed", "Previous step");
+  const next = el("button", "md-button attn-lab__reseed", "Next step");
+  prev.type = next.type = "button";
+  const stepRow = el("div", "attn-lab__inputs");
+  stepRow.append(prev, stepSlider, next);
+  stepBox.append(stepLabel, stepRow);
+  controls.append(stepBox);
+  kit.inputs.step = stepSlider;
+  let nSteps = lab.params.tokens.length;
+  const goTo = (s) => {
+    const step = Math.max(0, Math.min(nSteps - 1, s));
+    stepSlider.value = step;
+    lab.update({ step });
+  };
+  stepSlider.addEventListener("input", () => goTo(Number(stepSlider.value)));
+  prev.addEventListener("click", () => goTo(lab.params.step - 1));
+  next.addEventListener("click", () => goTo(lab.params.step + 1));
+
+  // Heads: n_heads from 1, 2, 4, 8; n_kv_heads from its divisors (kept valid in one update).
+  const nHeads = field("n_heads", "n_heads (query heads)", el("select"));
+  for (const h of HEADS) {
+    const o = el("option", null, String(h));
+    o.value = String(h);
+    nHeads.append(o);
+  }
+  const nKv = field("n_kv_heads", "n_kv_heads (key/value heads)", el("select"));
+  const fillKv = (h, kv) => {
+    nKv.replaceChildren(
+      ...HEADS.filter((k) => k <= h && h % k === 0).map((k) => {
+        const label = k === h ? `${k} (MHA)` : k === 1 ? "1 (MQA)" : `${k} (GQA)`;
+        const o = el("option", null, label);
+        o.value = String(k);
+        return o;
+      }),
+    );
+    nKv.value = String(kv);
+  };
+  nHeads.addEventListener("change", () => {
+    const h = Number(nHeads.value);
+    // keep the kind of sharing: MHA stays MHA, otherwise the largest divisor not above it
+    let kv = lab.params.n_kv_heads === lab.params.n_heads ? h : Math.min(lab.params.n_kv_heads, h);
+    while (h % kv) kv -= 1;
+    lab.update({ n_heads: h, n_kv_heads: kv });
+  });
+  nKv.addEventListener("change", () => lab.update({ n_kv_heads: Number(nKv.value) }));
+  integerField(kit, lab, "d_head", "d_head");
+
+  // Which key/value head's cache the table shows (the widget's own choice, not a parameter).
+  const showKv = el("select");
+  showKv.id = kit.id("show_kv");
+  const showWrap = el("div", "attn-lab__field");
+  const showLabel = el("label", null, "Show the cache of key/value head");
+  showLabel.htmlFor = showKv.id;
+  const showRow = el("div", "attn-lab__inputs");
+  showRow.append(showKv);
+  showWrap.append(showLabel, showRow);
+  controls.append(showWrap);
+  let shownKv = 0;
+  showKv.addEventListener("change", () => {
+    shownKv = Number(showKv.value);
+    if (shown) drawCache(shown);
+  });
+  reseedButton(kit, lab, controls, "New random weights");
+  body.append(controls);
+
+  const status = el("p", "attn-lab__cell");
+  status.setAttribute("aria-live", "polite");
+  const cache = tableRegion("The cache as a table: which key and value rows exist at this step");
+  const work = el("p", "attn-lab__cell");
+  const check = tableRegion("Cached against full causal attention, at every step");
+  body.append(status, cache.scroller, work, check.scroller);
+  let shown = null;
+
+  function drawCache(r) {
+    const t = r.step;
+    const g = Math.min(shownKv, r.n_kv_heads - 1);
+    const readers = r.kv_head_of.flatMap((kv, h) => (kv === g ? [h] : []));
+    const tbody = headRow(
+      cache.table,
+      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"}`,
+      [
+        "Position",
+        "Token",
+        "In the cache",
+        `Key k (d_head = ${r.d_head})`,
+        "Value v",
+        ...readers.map((h) => `Weight, query head ${h + 1}`),
+      ],
+    );
+    r.tokens.forEach((token, j) => {
+      const tr = el("tr");
+      const th = el("th", null, String(j + 1));
+      th.scope = "row";
+      const state = j < t ? "cached" : j === t ? "new: appended" : "not generated yet";
+      tr.append(th, el("td", null, token), el("td", null, state));
+      if (j <= t) {
+        tr.append(el("td", null, vec(r.K_cache[g][j])), el("td", null, vec(r.V_cache[g][j])));
+        for (const h of readers) tr.append(weightCell(r.weights[h][j]));
+        if (j === t) tr.style.fontWeight = "700";
+      } else {
+        tr.style.fontStyle = "italic"; // not generated yet (a lighter colour fails contrast)
+        for (let i = 0; i < 2 + readers.length; i++) tr.append(el("td", null, "—"));
+      }
+      tbody.append(tr);
+    });
+  }
+
+  function render(r) {
+    shown = r;
+    const t = r.step;
+    nSteps = r.tokens.length;
+    stepSlider.max = nSteps - 1;
+    stepSlider.value = t;
+    stepSlider.setAttribute("aria-valuetext", `step ${t + 1} of ${nSteps}: ${r.tokens[t]}`);
+    prev.disabled = t === 0;
+    next.disabled = t === nSteps - 1;
+    tokens.value = r.tokens.join(" ");
+    nHeads.value = String(r.n_heads);
+    fillKv(r.n_heads, r.n_kv_heads);
+    kit.inputs.d_head.value = r.d_head;
+    showKv.replaceChildren(
+      ...Array.from({ length: r.n_kv_heads }, (_, g) => {
+        const o = el("option", null, String(g + 1));
+        o.value = String(g);
+        return o;
+      }),
+    );
+    shownKv = Math.min(shownKv, r.n_kv_heads - 1);
+    showKv.value = String(shownKv);
+    const kind =
+      r.n_kv_heads === r.n_heads
+        ? "multi-head attention: every query head has its own key/value head"
+        : r.n_kv_heads === 1
+          ? `multi-query attention: all ${r.n_heads} query heads share one key/value head`
+          : `grouped-query attention: each key/value head is shared by ${r.group} query heads`;
+    status.textContent =
+      `Step ${t + 1} of ${nSteps}: “${r.tokens[t]}” is the new token. Its key and value rows are appended, ` +
+      `so the cache holds ${t + 1} row${t ? "s" : ""} for each of the ${r.n_kv_heads} key/value heads (${kind}); ` +
+      `its ${r.n_heads} query row${r.n_heads > 1 ? "s" : ""} attend${r.n_heads > 1 ? "" : "s"} to all ${t + 1} cached keys.`;
+    drawCache(r);
+    const diff = r.diffs[t];
+    work.textContent =
+      `This step projected ${r.kv_rows.with_cache} key and ${r.kv_rows.with_cache} value rows (one per key/value head); ` +
+      `without the cache it would project ${r.kv_rows.without_cache} of each. Both ways its query rows take ` +
+      `${int(r.scores)} dot products with the ${t + 1} keys. The cache holds 2 × ${r.n_kv_heads} × ${t + 1} × ${r.d_head} = ` +
+      `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${diff.toExponential(1)}.`;
+    const tbody = headRow(
+      check.table,
+      "Largest difference between each cached step and the same row of full causal attention (all heads, float64)",
+      ["Step", "Token", "Keys in the cache", "Largest |cached − full|"],
+    );
+    r.tokens.forEach((token, j) => {
+      const tr = el("tr");
+      const th = el("th", null, String(j + 1));
+      th.scope = "row";
+      tr.append(
+        th,
+        el("td", null, token),
+        el("td", null, String(j + 1)),
+        el("td", null, r.diffs[j].toExponential(1)),
+      );
+      if (j === t) {
+        tr.style.fontWeight = "700";
+        tr.setAttribute("aria-current", "step");
+      }
+      tbody.append(tr);
+    });
+  }
+
+  return { render, markInvalid: kit.markInvalid, inputs: kit.inputs, controls };
+}

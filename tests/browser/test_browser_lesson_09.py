@@ -1,0 +1,99 @@
+"""Lesson 9's two labs in headless Chromium with real Pyodide: each first shows the build's
+result, then its controls recompute in the browser exactly what CPython computes (the
+kv_cache lab's step and key/value heads; the cache_size lab's groups, context and dtype).
+One page and one Pyodide start for the whole module."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import RecordedPage
+from lessons_56 import assert_same_as_cpython, lab, lab_state, wait_for_runs
+
+LESSON = "lessons/09-kv-cache-mqa-gqa/"
+KV = lab("kv_cache")
+SIZE = lab("cache_size")
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(rec.base + LESSON)
+    rec.page.wait_for_selector(f"{KV}[data-status=initial]")
+    rec.page.wait_for_selector(f"{SIZE}[data-status=initial]")
+    yield rec
+    assert rec.errors == []
+    assert rec.external_requests() == []
+    rec.context.close()
+
+
+def cache_rows(p):
+    return p.eval_on_selector_all(
+        f"{KV} table:has(caption:text-matches('The cache of')) tbody tr",
+        "(trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))",
+    )
+
+
+def test_kv_cache_steps_and_heads_recompute_equal_to_cpython(page):
+    p = page.page
+    first = assert_same_as_cpython(p, "kv_cache")
+    assert first["runs"] == 0 and first["result"]["step"] == 3
+    rows = cache_rows(p)
+    assert len(rows) == 6  # every token: cached, new, not generated yet
+    assert [r[2] for r in rows] == ["cached"] * 3 + ["new: appended"] + ["not generated yet"] * 2
+    assert rows[5][3] == "—"
+    status = p.locator(f"{KV} .attn-lab__cell").first.inner_text()
+    assert status.startswith("Step 4 of 6: “creature” is the new token.")
+
+    p.locator(KV).scroll_into_view_if_needed()
+    p.click(f"{KV} button:has-text('Next step')")
+    wait_for_runs(p, "kv_cache", 1)
+    got = assert_same_as_cpython(p, "kv_cache")
+    assert got["result"]["step"] == 4
+    assert [r[2] for r in cache_rows(p)][4] == "new: appended"
+
+    p.select_option(f"{KV} select[id$='-n_kv_heads']", "2")
+    wait_for_runs(p, "kv_cache", 2)
+    got = assert_same_as_cpython(p, "kv_cache")
+    assert got["params"]["n_kv_heads"] == 2 and got["result"]["max_diff"] <= 1e-12
+    header = p.eval_on_selector(
+        f"{KV} table:has(caption:text-matches('The cache of')) thead tr",
+        "(tr) => [...tr.cells].map((c) => c.textContent)",
+    )
+    assert header[-2:] == ["Weight, query head 1", "Weight, query head 2"]  # one group
+    diffs = p.eval_on_selector_all(
+        f"{KV} table:has(caption:text-matches('Largest difference')) tbody tr td:last-child",
+        "(tds) => tds.map((td) => Number(td.textContent))",
+    )
+    assert len(diffs) == 6 and max(diffs) <= 1e-12
+
+
+def test_cache_size_controls_recompute_equal_to_cpython(page):
+    p = page.page
+    first = lab_state(p, "cache_size")
+    assert first["runs"] == 0
+    formula = p.locator(f"{SIZE} .attn-lab__summary").inner_text()
+    assert formula == (
+        "2 × 80 layers × 8 key/value heads × 128 (d_head) × 4,096 tokens × 2 bytes "
+        "= 1,342,177,280 bytes ≈ 1.34 GB"
+    )
+    p.locator(SIZE).scroll_into_view_if_needed()
+    p.select_option(f"{SIZE} select[id$='-dtype']", "int8")
+    wait_for_runs(p, "cache_size", 1)
+    assert_same_as_cpython(p, "cache_size")
+    slider = p.locator(f"{SIZE} input[id$='-n_kv_heads']")
+    slider.focus()
+    slider.press("ArrowRight")  # 8 -> 16 key/value heads
+    wait_for_runs(p, "cache_size", 2)
+    got = assert_same_as_cpython(p, "cache_size")
+    assert got["params"]["n_kv_heads"] == 16 and got["params"]["dtype"] == "int8"
+    p.fill(f"{SIZE} input[id$='-seq_len']", "32768")
+    p.locator(f"{SIZE} input[id$='-seq_len']").press("Enter")
+    wait_for_runs(p, "cache_size", 3)
+    got = assert_same_as_cpython(p, "cache_size")
+    assert got["result"]["bytes"] == 2 * 80 * 16 * 128 * 32768 * 1
+    assert p.locator(f"{SIZE} .attn-lab__summary").inner_text().endswith("≈ 10.7 GB")
+    preset = p.locator(f"{SIZE} select[id$='-preset']")
+    preset.select_option("gpt2-small")
+    wait_for_runs(p, "cache_size", 4)
+    got = assert_same_as_cpython(p, "cache_size")
+    assert got["params"]["sharing"] == "mha" and got["params"]["n_kv_heads"] == 12
