@@ -1,7 +1,7 @@
 """The "Code it yourself" page in headless Chromium with real Pyodide: every cell run in
 order, its printed output equal to CPython's (every comparison with a lab says True), its
 heatmaps drawn; then the first exercise submitted wrong (transposed scores: step 2 fails
-and says so, the step before it passes) and right. One page, one Pyodide start."""
+and says so; step 1, and step 3 checked on the reader's own scores, pass) and right. One page, one Pyodide start."""
 
 from __future__ import annotations
 
@@ -100,6 +100,7 @@ def test_the_head_exercise_says_which_step_is_wrong_then_accepts_the_solution(pa
     assert cases.nth(0).get_attribute("class").endswith("--pass")  # step 1 is right
     assert cases.nth(1).get_attribute("class").endswith("--fail")
     assert "transposed: your scores are [key, query]" in cases.nth(1).inner_text()
+    assert cases.nth(2).get_attribute("class").endswith("--pass")  # step 3 scales them right
     assert p.locator(EXERCISE).get_attribute("data-solved") is None
 
     assert check(p, spec["solution"]) == "passed"

@@ -204,7 +204,7 @@ HEAD_MISTAKES = [
         "logits = scores / np.sqrt(Q.shape[-1])",
         "logits = scores",
         "step 3",
-        "not scaled: your logits equal the scores",
+        "not scaled: your logits equal your scores",
     ),
     (
         "logits = scores / np.sqrt(Q.shape[-1])",
@@ -283,6 +283,15 @@ def test_a_typical_mistake_in_one_head_fails_its_step_saying_why(old, new, step,
             m = re.match(r"step (\d)", earlier)
             if m and int(m.group(1)) < min(number, 4):
                 assert cases[earlier]["passed"], (earlier, cases[earlier])
+
+
+def test_each_step_is_checked_on_the_readers_own_previous_step():
+    """A wrong step 2 fails step 2 and what compares with the lab, not steps 3, 6, 7, 8."""
+    spec = SPECS["head-steps"]
+    cases = check(spec, mutate(spec["solution"], "scores = Q @ K.T", "scores = K @ Q.T"))
+    failed = {name.split(":")[0] for name, c in cases.items() if not c["passed"]}
+    assert "step 2" in failed and "steps 1-5" in failed and "steps 1-8" in failed
+    assert not failed & {"step 1", "step 3", "step 5", "step 6", "step 7", "step 8"}
 
 
 MULTI_MISTAKES = [
