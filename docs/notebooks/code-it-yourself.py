@@ -118,17 +118,11 @@ weights6 = softmax_keys(q @ k.transpose(0, 2, 1) / np.sqrt(d_head))  # (n_heads,
 concat = (weights6 @ v).transpose(1, 0, 2).reshape(seq_len, d_model)  # (seq_len, d_model)
 output = concat @ L["W_O"]
 print("q", q.shape, "weights", weights6.shape, "concat", concat.shape, "output", output.shape)
-total = sum(
-    attention_head(
-        X6,
-        L["W_Q"][:, c],
-        L["W_K"][:, c],
-        L["W_V"][:, c],
-        L["W_O"][c, :],
-        b_Q=L["b_Q"][c],
-    )[0]
-    for c in (slice(h * d_head, (h + 1) * d_head) for h in range(n_heads))
-)
+total = np.zeros_like(output)
+for h in range(n_heads):
+    c = slice(h * d_head, (h + 1) * d_head)  # head h's block of columns (rows of W_O)
+    W_h = [L["W_Q"][:, c], L["W_K"][:, c], L["W_V"][:, c], L["W_O"][c, :]]
+    total += attention_head(X6, *W_h, b_Q=L["b_Q"][c])[0]
 print("the heads' single-head updates add up to the output:", agree(total, output))
 
 # %% [markdown]
