@@ -40,8 +40,10 @@ class Lesson:
 
 
 def title_from(name: str) -> str:
-    """``04-multi-head-attention`` -> ``Multi head attention``."""
-    return " ".join(name.split("-")[1:]).capitalize()
+    """``04-multi-head-attention`` -> ``Multi head attention``; a name without a number
+    (a notebook of a page that is not a lesson): ``code-it-yourself`` -> ``Code it yourself``."""
+    words = name.split("-")
+    return " ".join(words[1:] if words[0].isdigit() else words).capitalize()
 
 
 def discover(docs_dir) -> dict[str, Lesson]:
