@@ -112,6 +112,10 @@ def test_a_causal_mask_in_cross_attention_is_a_triangle_and_hides_a_word_for_not
     )["result"]
     assert short["unseen_keys"] == [2] and short["key_tokens"][2] == "raining"
     assert lab.PAIRS["en-de-short"]["align"][-1] == 2  # regnet translates raining
+    # the prose names the pair as its option does, and says to set PAD to 0
+    (pair_param,) = [p for p in lab.SCHEMA if p.name == "pair"]
+    assert pair_param.labels["en-de-short"] == "it is raining → es regnet"
+    claim("Choose the pair *it is raining → es regnet* and set the PAD tokens to 0")
     claim("with the causal mask, *raining* is read by no target word at all")
     claim("it is the word *regnet* translates")
 

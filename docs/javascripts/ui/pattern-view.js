@@ -78,7 +78,9 @@ export function patternView(body, { label }) {
     let text = `Query “${t[q]}” (${q}) → key “${kt[k]}” (${k}): weight ${fmt(w)}`;
     if (result.logits) text += `, logit ${fmt(result.logits[q][k], 3)}`;
     text += ".";
-    if (known(result.entropy_bits, q))
+    if (known(result.max_entropy_bits, q) && Number(result.max_entropy_bits[q]) === 0)
+      text += " One key visible: it takes all of the row's weight (weight 1, entropy 0 bits).";
+    else if (known(result.entropy_bits, q))
       text += ` Row entropy ${fmt(result.entropy_bits[q], 3)} bits of at most ${fmt(result.max_entropy_bits[q], 3)}.`;
     cellInfo.textContent = text;
   }

@@ -82,10 +82,9 @@ SCHEMA = (
         "en-fr",
         "The translation pair: a source sentence and its target.",
         choices=tuple(PAIRS),
+        # each option names its sentences, e.g. "it is raining → es regnet"
         labels={
-            "en-fr": "English → French (4 → 4 words)",
-            "en-de": "English → German (5 → 5 words)",
-            "en-de-short": "English → German (3 → 2 words)",
+            name: f"{' '.join(p['source'])} → {' '.join(p['target'])}" for name, p in PAIRS.items()
         },
     ),
     Param("query", "integer", 1, "Which target query (row) to inspect.", 0, MAX_TARGET - 1),
