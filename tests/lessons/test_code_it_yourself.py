@@ -294,6 +294,25 @@ def test_each_step_is_checked_on_the_readers_own_previous_step():
     assert not failed & {"step 1", "step 3", "step 5", "step 6", "step 7", "step 8"}
 
 
+def test_a_softmax_over_the_queries_fails_only_the_softmax_and_the_end_to_end_checks():
+    """Axis 0 as the only mistake: step 5 says so; step 4 and the overflow check do not."""
+    spec = SPECS["head-steps"]
+    wrong = mutate(
+        spec["solution"],
+        "e = np.exp(logits - logits.max(axis=-1, keepdims=True))\n"
+        "    weights = e / e.sum(axis=-1, keepdims=True)",
+        "e = np.exp(logits - logits.max(axis=0, keepdims=True))\n"
+        "    weights = e / e.sum(axis=0, keepdims=True)",
+    )
+    cases = check(spec, wrong)
+    failed = {name.split(":")[0] for name, c in cases.items() if not c["passed"]}
+    assert failed == {"step 5", "steps 1-5", "steps 1-5, causal=True", "steps 1-8"}, failed
+    (step5,) = [c for n, c in cases.items() if n.startswith("step 5")]
+    assert "your columns sum to 1, not your rows" in step5["message"]
+    messages = " ".join(c["message"] or "" for c in cases.values())
+    assert "-inf before the softmax" not in messages and "values are wrong" not in step5["message"]
+
+
 MULTI_MISTAKES = [
     (
         "return t.reshape(seq_len, n_heads, d_head).transpose(1, 0, 2)",
