@@ -47,6 +47,29 @@ def agree(ours, theirs):
 
 
 # %% [markdown]
+# The page's cells draw a pattern with `show_heatmap(weights, tokens, title=...)`, a helper
+# that the site's cells provide (`attention_labs.cells`); outside the site it has nothing to
+# draw on. So that code pasted from the page runs here too, this one prints the weights as a
+# table instead, one row per query and one column per key.
+
+
+# %%
+def show_heatmap(weights, tokens=None, keys=None, title=""):
+    """Print weights [query, key] as a table: the page's show_heatmap, in text."""
+    w = np.asarray(weights, dtype=float)
+    rows = [str(t) for t in tokens] if tokens is not None else [str(i) for i in range(len(w))]
+    if keys is None:
+        keys = tokens if tokens is not None and w.shape[0] == w.shape[1] else None
+    cols = [str(t) for t in keys] if keys is not None else [str(j) for j in range(w.shape[1])]
+    width = max(len(t) for t in rows)
+    if title:
+        print(title)
+    print(" " * width, " ".join(f"{c[:6]:>6}" for c in cols))
+    for label, row in zip(rows, w):
+        print(f"{label:>{width}}", " ".join(f"{x:6.3f}" for x in row))
+
+
+# %% [markdown]
 # ## One head in NumPy
 #
 # Lesson 5's inputs: eight tokens, `d_model` = 16, `d_head` = 4, random matrices. The mask

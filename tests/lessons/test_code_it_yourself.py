@@ -400,6 +400,23 @@ def test_notebook_agrees_with_torch_sdpa_and_multihead_attention():
     assert ": False" not in text and "skipped" not in text
 
 
+def test_show_heatmap_is_named_as_the_sites_helper_and_the_notebook_defines_one():
+    assert sum(code.count("show_heatmap(") for code in page_cells()) == 3
+    claim("it is a helper that this site's cells provide (it lives in `attention_labs/cells.py`)")
+    assert "def show_heatmap(" in (ROOT / "labs_py" / "attention_labs" / "cells.py").read_text()
+    claim("the companion notebook defines one that prints the weights as a table")
+    notebook = jupytext.read(NOTEBOOK)
+    namespace = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, str(NOTEBOOK), "exec"), namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):  # the page's call, pasted into the notebook
+        namespace["show_heatmap"](np.eye(2), ["a", "b"], title="pasted")
+    assert out.getvalue().splitlines()[0] == "pasted" and "1.000" in out.getvalue()
+
+
 def test_notebook_without_torch_says_so_and_skips_those_cells(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
     text = run_notebook()
