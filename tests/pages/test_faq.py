@@ -133,7 +133,14 @@ def test_the_first_token_head_is_what_the_asset_says():
         (ROOT / "docs/assets/attention/all-minilm-l6-v2/coreference-trophy.json").read_text()
     )
     first = np.array(asset["head_stats"]["first_token"])
-    layer, head = np.unravel_index(first.argmax(), first.shape)
+    entry = next(h for h in asset["qkv"]["heads"] if "first-token" in h["reason"])
+    layer, head = entry["layer"], entry["head"]
     assert asset["tokens"]["text"][0] == "[CLS]"
+    # the same head as lesson 12's map on this sentence
+    lesson12 = (ROOT / "docs/lessons/12-real-heads.md").read_text(encoding="utf-8")
+    assert "sentence: coreference-trophy" in lesson12
+    assert f"layer: {layer}\nhead: {head}\n" in lesson12
     claim(f"layer {layer}, head {head} puts {first[layer, head]:.0%} of its weight on `[CLS]`")
+    claim("on the sentence of lesson 12")
+    claim("Lessons: [Real heads](lessons/12-real-heads.md), where these heads are shown")
     assert first[layer, head] > 0.5  # "most of its weight" is implied by the share shown
