@@ -105,6 +105,11 @@ def test_things_to_try_kv_cache():
     assert (res["cache_floats"][3], g["cache_floats"][3], m["cache_floats"][3]) == (128, 64, 32)
     claim("at this step the cache holds 128 numbers with 4 key/value heads, 64 with 2")
     claim("and 32 with 1")
+    np.testing.assert_array_equal(g["query"], res["query"])
+    for r in (g, m):
+        np.testing.assert_allclose(r["weights"][0], res["weights"][0], rtol=0, atol=1e-15)
+    claim("each shared key/value head keeps the columns of the first query head of its group")
+    claim("query head 1's weights do not change between MHA, GQA and MQA")
     assert max(g["max_diff"], m["max_diff"]) < 1e-15
     claim(f"(largest difference {max(g['max_diff'], m['max_diff']):.1e})")
 
