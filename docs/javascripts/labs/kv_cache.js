@@ -13,6 +13,8 @@ const HEADS = [1, 2, 4, 8];
 const num = (x) => (x <= -0.005 ? `−${(-x).toFixed(2)}` : Math.abs(x).toFixed(2));
 const vec = (row) => `(${Array.from(row, num).join(", ")})`;
 const int = (n) => Math.round(n).toLocaleString("en-US");
+// A difference in scientific notation; an exact zero (the browser's NumPy often gets one) as 0.
+const sci = (x) => (x === 0 ? "0" : x.toExponential(1));
 
 /** A scrollable table region with a name (as ui/pattern-view.js does). */
 function tableRegion(label) {
@@ -233,7 +235,7 @@ export function mount(body, lab) {
       `This step projected ${r.kv_rows.with_cache} key and ${r.kv_rows.with_cache} value rows (one per key/value head); ` +
       `without the cache it would project ${r.kv_rows.without_cache} of each. Both ways its query rows take ` +
       `${int(r.scores)} dot products with the ${t + 1} keys. The cache holds 2 × ${r.n_kv_heads} × ${t + 1} × ${r.d_head} = ` +
-      `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${diff.toExponential(1)}.`;
+      `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${sci(diff)}.`;
     const tbody = headRow(
       check.table,
       "Largest difference between each cached step and the same row of full causal attention (all heads, float64)",
@@ -247,7 +249,7 @@ export function mount(body, lab) {
         th,
         el("td", null, token),
         el("td", null, String(j + 1)),
-        el("td", null, r.diffs[j].toExponential(1)),
+        el("td", null, sci(r.diffs[j])),
       );
       if (j === t) {
         tr.style.fontWeight = "700";
