@@ -14,6 +14,7 @@ const num = (x) => (x <= -0.005 ? `−${(-x).toFixed(2)}` : Math.abs(x).toFixed(
 const vec = (row) => `(${Array.from(row, num).join(", ")})`;
 const int = (n) => Math.round(n).toLocaleString("en-US");
 // A difference in scientific notation; an exact zero (the browser's NumPy often gets one) as 0.
+const rows = (n) => `${n} key row${n > 1 ? "s" : ""} and ${n} value row${n > 1 ? "s" : ""}`;
 const sci = (x) => (x === 0 ? "0" : x.toExponential(1));
 
 /** A scrollable table region with a name (as ui/pattern-view.js does). */
@@ -227,13 +228,13 @@ export function mount(body, lab) {
           : `grouped-query attention: each key/value head is shared by ${r.group} query heads`;
     status.textContent =
       `Step ${t + 1} of ${nSteps}: “${r.tokens[t]}” is the new token. Its key and value rows are appended, ` +
-      `so the cache holds ${t + 1} row${t ? "s" : ""} for each of the ${r.n_kv_heads} key/value heads (${kind}); ` +
+      `so the cache holds ${t + 1} row${t ? "s" : ""} ${r.n_kv_heads > 1 ? `for each of the ${r.n_kv_heads} key/value heads` : "for its one key/value head"} (${kind}); ` +
       `its ${r.n_heads} query row${r.n_heads > 1 ? "s" : ""} attend${r.n_heads > 1 ? "" : "s"} to all ${t + 1} cached keys.`;
     drawCache(r);
     const diff = r.diffs[t];
     work.textContent =
-      `This step projected ${r.kv_rows.with_cache} key and ${r.kv_rows.with_cache} value rows (one per key/value head); ` +
-      `without the cache it would project ${r.kv_rows.without_cache} of each. Both ways its query rows take ` +
+      `This step projected ${rows(r.kv_rows.with_cache)} (one per key/value head); ` +
+      `without the cache it would project ${rows(r.kv_rows.without_cache)}. Both ways its query rows take ` +
       `${int(r.scores)} dot products with the ${t + 1} keys. The cache holds 2 × ${r.n_kv_heads} × ${t + 1} × ${r.d_head} = ` +
       `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${sci(diff)}.`;
     const tbody = headRow(
