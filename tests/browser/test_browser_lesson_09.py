@@ -97,3 +97,23 @@ def test_cache_size_controls_recompute_equal_to_cpython(page):
     wait_for_runs(p, "cache_size", 4)
     got = assert_same_as_cpython(p, "cache_size")
     assert got["params"]["sharing"] == "mha" and got["params"]["n_kv_heads"] == 12
+
+
+def test_cache_by_hand_accepts_thousands_separators(page):
+    # Whole numbers with thousands commas are read as such ("0,707" elsewhere stays a
+    # decimal comma: test_browser_cells.py); the hint for an unreadable box fits whole answers.
+    p = page.page
+    ex = "#exercise-cache-bytes-by-hand"
+    p.wait_for_selector(f"{ex}[data-mounted]", state="attached")
+    p.locator(ex).scroll_into_view_if_needed()
+    result = p.locator(f"{ex} .attn-exercise__result")
+    p.fill(f"{ex} input[name='per_token-0-0']", "2,048")
+    p.fill(f"{ex} input[name='mha-0-0']", "1,048,576")
+    p.fill(f"{ex} input[name='gqa-0-0']", "two hundred")
+    p.locator(f"{ex} button.attn-exercise__check").click()
+    assert result.inner_text() == (
+        "2 of 3 values are right. 1 is not a number (write e.g. 2048 or 2,048)."
+    )
+    p.fill(f"{ex} input[name='gqa-0-0']", "262,144")
+    p.locator(f"{ex} button.attn-exercise__check").click()
+    assert result.inner_text().startswith("Right: all 3 values")
