@@ -59,7 +59,7 @@ def test_kv_cache_steps_and_heads_recompute_equal_to_cpython(page):
         f"{KV} table:has(caption:text-matches('The cache of')) thead tr",
         "(tr) => [...tr.cells].map((c) => c.textContent)",
     )
-    assert header[-2:] == ["Weight, query head 1", "Weight, query head 2"]  # one group
+    assert header[-2:] == ["w, head 1", "w, head 2"]  # one group
     diffs = p.eval_on_selector_all(
         f"{KV} table:has(caption:text-matches('Largest difference')) tbody tr td:last-child",
         "(tds) => tds.map((td) => Number(td.textContent))",

@@ -52,7 +52,7 @@ function weightCell(w) {
   bar.setAttribute("aria-hidden", "true");
   bar.style.cssText =
     "display: inline-block; height: 0.7em; background: var(--md-default-fg-color--light);" +
-    ` width: ${(3 * w).toFixed(2)}em;`;
+    ` width: ${(2 * w).toFixed(2)}em;`;
   wrap.append(el("span", null, w.toFixed(3)), bar);
   td.append(wrap);
   return td;
@@ -170,14 +170,14 @@ export function mount(body, lab) {
     const readers = r.kv_head_of.flatMap((kv, h) => (kv === g ? [h] : []));
     const tbody = headRow(
       cache.table,
-      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"}`,
+      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights w of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"} (key and value rows have d_head = ${r.d_head} numbers)`,
       [
         "Position",
         "Token",
         "In the cache",
-        `Key k (d_head = ${r.d_head})`,
+        "Key k",
         "Value v",
-        ...readers.map((h) => `Weight, query head ${h + 1}`),
+        ...readers.map((h) => `w, head ${h + 1}`),
       ],
     );
     r.tokens.forEach((token, j) => {
