@@ -97,6 +97,12 @@ def test_cache_size_controls_recompute_equal_to_cpython(page):
     wait_for_runs(p, "cache_size", 4)
     got = assert_same_as_cpython(p, "cache_size")
     assert got["params"]["sharing"] == "mha" and got["params"]["n_kv_heads"] == 12
+    assert got["params"]["seq_len"] == 1024  # clamped to GPT-2's context
+    p.fill(f"{SIZE} input[id$='-seq_len']", "4096")
+    p.locator(f"{SIZE} input[id$='-seq_len']").press("Enter")
+    wait_for_runs(p, "cache_size", 5)
+    assert_same_as_cpython(p, "cache_size")
+    assert "GPT-2 small's context is at most 1,024 tokens" in p.locator(SIZE).inner_text()
 
 
 def test_cache_by_hand_accepts_thousands_separators(page):
