@@ -98,6 +98,7 @@ def test_cache_size_controls_recompute_equal_to_cpython(page):
     got = assert_same_as_cpython(p, "cache_size")
     assert got["params"]["sharing"] == "mha" and got["params"]["n_kv_heads"] == 12
     assert got["params"]["seq_len"] == 1024  # clamped to GPT-2's context
+    assert p.locator(f"{SIZE} input[id$='-n_kv_heads']").is_disabled()  # groups: GQA only
     p.fill(f"{SIZE} input[id$='-seq_len']", "4096")
     p.locator(f"{SIZE} input[id$='-seq_len']").press("Enter")
     wait_for_runs(p, "cache_size", 5)

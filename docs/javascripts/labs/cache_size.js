@@ -114,6 +114,9 @@ export function mount(body, lab) {
     kvSlider.value = i;
     kvOut.textContent = String(r.n_kv_heads);
     kvSlider.setAttribute("aria-valuetext", `${r.n_kv_heads} key/value heads`);
+    // The groups slider only means something with GQA: disabled (and said so) otherwise.
+    kvSlider.disabled = r.sharing !== "gqa";
+    kvSlider.title = kvSlider.disabled ? "Choose GQA to set the number of groups" : "";
     seqBox.value = r.seq_len;
     seqSlider.value = Math.round(Math.log2(r.seq_len));
     seqSlider.setAttribute("aria-valuetext", `${int(r.seq_len)} tokens`);
