@@ -159,9 +159,17 @@ export function mount(body, lab) {
   const status = el("p", "attn-lab__cell");
   status.setAttribute("aria-live", "polite");
   const cache = tableRegion("The cache as a table: which key and value rows exist at this step");
+  cache.table.style.fontSize = "0.7rem"; // nine columns with MQA and 4 query heads: fit 1280 px
+  // When the table is still wider than its box (a phone, 8 query heads), say that it scrolls.
+  const scrollHint = el(
+    "p",
+    "attn-lab__hint",
+    "The table is wider than the page: scroll it sideways (or focus it and use the arrow keys) to see every column.",
+  );
+  scrollHint.hidden = true;
   const work = el("p", "attn-lab__cell");
   const check = tableRegion("Cached against full causal attention, at every step");
-  body.append(status, cache.scroller, work, check.scroller);
+  body.append(status, scrollHint, cache.scroller, work, check.scroller);
   let shown = null;
 
   function drawCache(r) {
@@ -196,7 +204,20 @@ export function mount(body, lab) {
       }
       tbody.append(tr);
     });
+    fitCache();
   }
+
+  // The hint, and a caption no wider than the box (left-aligned, so it wraps in view).
+  function fitCache() {
+    const caption = cache.table.querySelector("caption");
+    if (caption) {
+      caption.style.textAlign = "left";
+      caption.style.maxWidth = `${cache.scroller.clientWidth}px`;
+    }
+    scrollHint.hidden = cache.scroller.scrollWidth <= cache.scroller.clientWidth + 1;
+  }
+  const resize = new ResizeObserver(() => fitCache());
+  resize.observe(cache.scroller);
 
   function render(r) {
     shown = r;
@@ -260,5 +281,11 @@ export function mount(body, lab) {
     });
   }
 
-  return { render, markInvalid: kit.markInvalid, inputs: kit.inputs, controls };
+  return {
+    render,
+    markInvalid: kit.markInvalid,
+    inputs: kit.inputs,
+    controls,
+    destroy: () => resize.disconnect(),
+  };
 }
