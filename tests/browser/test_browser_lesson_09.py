@@ -59,7 +59,7 @@ def test_kv_cache_steps_and_heads_recompute_equal_to_cpython(page):
         f"{KV} table:has(caption:text-matches('The cache of')) thead tr",
         "(tr) => [...tr.cells].map((c) => c.textContent)",
     )
-    assert header[-2:] == ["Weight, query head 1", "Weight, query head 2"]  # one group
+    assert header[-2:] == ["w, head 1", "w, head 2"]  # one group
     diffs = p.eval_on_selector_all(
         f"{KV} table:has(caption:text-matches('Largest difference')) tbody tr td:last-child",
         "(tds) => tds.map((td) => Number(td.textContent))",
@@ -97,3 +97,30 @@ def test_cache_size_controls_recompute_equal_to_cpython(page):
     wait_for_runs(p, "cache_size", 4)
     got = assert_same_as_cpython(p, "cache_size")
     assert got["params"]["sharing"] == "mha" and got["params"]["n_kv_heads"] == 12
+    assert got["params"]["seq_len"] == 1024  # clamped to GPT-2's context
+    assert p.locator(f"{SIZE} input[id$='-n_kv_heads']").is_disabled()  # groups: GQA only
+    p.fill(f"{SIZE} input[id$='-seq_len']", "4096")
+    p.locator(f"{SIZE} input[id$='-seq_len']").press("Enter")
+    wait_for_runs(p, "cache_size", 5)
+    assert_same_as_cpython(p, "cache_size")
+    assert "GPT-2 small's context is at most 1,024 tokens" in p.locator(SIZE).inner_text()
+
+
+def test_cache_by_hand_accepts_thousands_separators(page):
+    # Whole numbers with thousands commas are read as such ("0,707" elsewhere stays a
+    # decimal comma: test_browser_cells.py); the hint for an unreadable box fits whole answers.
+    p = page.page
+    ex = "#exercise-cache-bytes-by-hand"
+    p.wait_for_selector(f"{ex}[data-mounted]", state="attached")
+    p.locator(ex).scroll_into_view_if_needed()
+    result = p.locator(f"{ex} .attn-exercise__result")
+    p.fill(f"{ex} input[name='per_token-0-0']", "2,048")
+    p.fill(f"{ex} input[name='mha-0-0']", "1,048,576")
+    p.fill(f"{ex} input[name='gqa-0-0']", "two hundred")
+    p.locator(f"{ex} button.attn-exercise__check").click()
+    assert result.inner_text() == (
+        "2 of 3 values are right. 1 is not a number (write e.g. 2048 or 2,048)."
+    )
+    p.fill(f"{ex} input[name='gqa-0-0']", "262,144")
+    p.locator(f"{ex} button.attn-exercise__check").click()
+    assert result.inner_text().startswith("Right: all 3 values")

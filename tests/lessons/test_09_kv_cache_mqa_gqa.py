@@ -98,15 +98,25 @@ def test_things_to_try_kv_cache():
     claim("At step 4 (*creature*) the cache has 4 rows; the step projected 4 key rows")
     claim("where recomputing would project 16, and its 4 query rows took 16 dot products")
     assert res["max_diff"] < 1e-15 and len(res["diffs"]) == 6
-    claim(f"the largest difference is {res['max_diff']:.1e}, rounding in the last bits")
+    claim("up to rounding in the last bits of a float64: every difference is below 1e-15")
+    claim(f"(here at most {res['max_diff']:.1e} when this page was built;")
+    claim("then most or all rows print exactly 0")
     assert sum(4 * (s + 1) for s in range(6)) == 84
     claim("take 84 dot products in all, 4 × (1 + 2 + … + 6)")
     g, m = kv(n_kv_heads=2), kv(n_kv_heads=1)
     assert (res["cache_floats"][3], g["cache_floats"][3], m["cache_floats"][3]) == (128, 64, 32)
     claim("at this step the cache holds 128 numbers with 4 key/value heads, 64 with 2")
     claim("and 32 with 1")
+    np.testing.assert_array_equal(g["query"], res["query"])
+    for r in (g, m):
+        np.testing.assert_allclose(r["weights"][0], res["weights"][0], rtol=0, atol=1e-15)
+    claim("each shared key/value head keeps the columns of the first query head of its group")
+    claim("query head 1's weights do not change between MHA, GQA and MQA")
     assert max(g["max_diff"], m["max_diff"]) < 1e-15
-    claim(f"(largest difference {max(g['max_diff'], m['max_diff']):.1e})")
+    claim("(differences below 1e-15, at most")
+    claim(f"{max(g['max_diff'], m['max_diff']):.1e} at build time)")
+    assert max(res["max_diff"], g["max_diff"], m["max_diff"]) < 1e-15
+    claim("the differences here are below 1e-15, and may print as exactly 0")
 
 
 def test_each_step_is_linear_and_the_total_quadratic():

@@ -48,6 +48,15 @@ def test_gpt2_small_by_hand():
     assert res["published_kv_heads"] == 12
 
 
+def test_a_context_past_the_models_maximum_is_noted():
+    assert result(preset="gpt2-small", sharing="mha", seq_len=1024)["context_note"] is None
+    res = result(preset="gpt2-small", sharing="mha", seq_len=4096)
+    assert res["context"] == 1024
+    assert res["context_note"].startswith("GPT-2 small's context is at most 1,024 tokens")
+    assert result()["context_note"] is None  # Llama-2-70B at its 4,096
+    assert result()["presets"]["gpt3-175b"]["context"] == 2048
+
+
 @pytest.mark.parametrize("dtype,size", [("fp32", 4), ("fp16", 2), ("bf16", 2), ("int8", 1)])
 def test_dtypes(dtype, size):
     assert result(dtype=dtype)["bytes"] == 2 * 80 * 8 * 128 * 4096 * size

@@ -115,6 +115,26 @@ def test_lab_groups():
     assert result(n_kv_heads=1)["kv_head_of"] == [0, 0, 0, 0]
 
 
+def test_sharing_keeps_the_draw():
+    """MHA, GQA and MQA with the same seed share the tokens' embeddings and W_Q, and key/value
+    head g is the MHA head of the first query head of its group (so numbers compare)."""
+    x4, Q4, K4, V4 = random_model(6, 4, 4, 3, seed=7)
+    for n_kv in (2, 1):
+        x, Q, K, V = random_model(6, 4, n_kv, 3, seed=7)
+        np.testing.assert_array_equal(x, x4)
+        np.testing.assert_array_equal(Q, Q4)
+        group = 4 // n_kv
+        for g in range(n_kv):
+            h = g * group
+            np.testing.assert_array_equal(K[:, 3 * g : 3 * g + 3], K4[:, 3 * h : 3 * h + 3])
+            np.testing.assert_array_equal(V[:, 3 * g : 3 * g + 3], V4[:, 3 * h : 3 * h + 3])
+    mha, gqa, mqa = result(), result(n_kv_heads=2), result(n_kv_heads=1)
+    for r in (gqa, mqa):  # query head 1 reads the same keys and values in all three
+        np.testing.assert_allclose(r["weights"][0], mha["weights"][0], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(r["K_cache"][0], mha["K_cache"][0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(gqa["K_cache"][1], mha["K_cache"][2], rtol=0, atol=1e-15)
+
+
 @pytest.mark.parametrize(
     "params,param,words",
     [

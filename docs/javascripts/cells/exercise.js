@@ -40,12 +40,13 @@ function showSolved(root) {
   if (badge) badge.hidden = false;
 }
 
-/** Parse a typed number: "0.25", "-1", ".5", "2,5" (decimal comma), "1e-3". */
+/** Parse a typed number: "0.25", "-1", ".5", "2,5" (decimal comma), "1e-3", and "1,048,576"
+ * or "2,048" (commas as thousands separators: a first group of 1 to 3 digits not starting
+ * with 0, and exactly three digits after every comma; "0,707" stays a decimal comma). */
 export function parseNumber(text) {
-  const t = text
-    .trim()
-    .replace(/^−/, "-")
-    .replace(/^([-+]?\d*),(\d+)$/, "$1.$2");
+  let t = text.trim().replace(/^−/, "-");
+  if (/^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?$/.test(t)) t = t.replaceAll(",", "");
+  else t = t.replace(/^([-+]?\d*),(\d+)$/, "$1.$2");
   return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Number(t) : null;
 }
 
@@ -96,12 +97,16 @@ export class NumericExercise {
       markSolved(this.root, this.data.id);
       return;
     }
+    // An example that fits the answers: whole numbers (with or without thousands commas)
+    // where every answer is a whole number, a decimal otherwise.
+    const whole = this.data.answers.every((a) => a.values.every((v) => Number.isInteger(v)));
+    const example = whole ? "2048 or 2,048" : "0.25";
     const parts = [`${right} of ${total} values are right.`];
     if (wrong)
       parts.push(`${wrong} ${wrong === 1 ? "is" : "are"} off by more than ${tol} (marked).`);
     if (unreadable)
       parts.push(
-        `${unreadable} ${unreadable === 1 ? "is not a number" : "are not numbers"} (write e.g. 0.25).`,
+        `${unreadable} ${unreadable === 1 ? "is not a number" : "are not numbers"} (write e.g. ${example}).`,
       );
     if (empty) parts.push(`${empty} ${empty === 1 ? "box is" : "boxes are"} empty.`);
     this.result.textContent = parts.join(" ");

@@ -26,12 +26,18 @@ export function mount(body, lab) {
   };
 
   const preset = select("preset", "Model");
-  // A new model starts as published: its own n_kv_heads, MHA when it has no GQA.
+  // A new model starts as published: its own n_kv_heads, MHA when it has no GQA, and the
+  // context clamped to its maximum (GPT-2 has 1,024 positions).
   preset.addEventListener("change", () => {
     const p = shown?.presets[preset.value];
     if (!p) return lab.update({ preset: preset.value });
     const gqa = p.n_kv_heads !== p.n_heads;
-    lab.update({ preset: preset.value, sharing: gqa ? "gqa" : "mha", n_kv_heads: p.n_kv_heads });
+    lab.update({
+      preset: preset.value,
+      sharing: gqa ? "gqa" : "mha",
+      n_kv_heads: p.n_kv_heads,
+      seq_len: Math.min(lab.params.seq_len, p.context),
+    });
   });
   const sharing = select("sharing", "Key/value heads");
   sharing.addEventListener("change", () => {
@@ -88,8 +94,10 @@ export function mount(body, lab) {
   const formula = el("p", "attn-lab__summary");
   formula.setAttribute("aria-live", "polite");
   const summary = el("p", "attn-lab__cell");
+  const note = el("p", "attn-lab__cell"); // when seq_len is past the model's context
+  note.setAttribute("aria-live", "polite");
   const chartBox = el("div", "attn-cache__chart");
-  body.append(formula, summary, chartBox);
+  body.append(formula, summary, note, chartBox);
   const bars = barChart(chartBox, {
     label: "Key/value cache of one sequence with MHA, GQA and MQA, in bytes",
     valueLabel: "bytes",
@@ -106,6 +114,9 @@ export function mount(body, lab) {
     kvSlider.value = i;
     kvOut.textContent = String(r.n_kv_heads);
     kvSlider.setAttribute("aria-valuetext", `${r.n_kv_heads} key/value heads`);
+    // The groups slider only means something with GQA: disabled (and said so) otherwise.
+    kvSlider.disabled = r.sharing !== "gqa";
+    kvSlider.title = kvSlider.disabled ? "Choose GQA to set the number of groups" : "";
     seqBox.value = r.seq_len;
     seqSlider.value = Math.round(Math.log2(r.seq_len));
     seqSlider.setAttribute("aria-valuetext", `${int(r.seq_len)} tokens`);
@@ -124,6 +135,8 @@ export function mount(body, lab) {
     summary.textContent =
       `${r.label}, ${r.sharing.toUpperCase()}: ${group}. ${r.per_token_readable} per token (${int(r.per_token)} bytes); ` +
       `the model's weights in the same format take ${r.weights_readable}. ${published}.`;
+    note.textContent = r.context_note || "";
+    note.hidden = !r.context_note;
     bars.update({
       bars: r.compare.map((c) => ({
         label: `${c.name.toUpperCase()} (${c.n_kv_heads} KV head${c.n_kv_heads > 1 ? "s" : ""})`,

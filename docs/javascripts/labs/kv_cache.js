@@ -13,6 +13,9 @@ const HEADS = [1, 2, 4, 8];
 const num = (x) => (x <= -0.005 ? `−${(-x).toFixed(2)}` : Math.abs(x).toFixed(2));
 const vec = (row) => `(${Array.from(row, num).join(", ")})`;
 const int = (n) => Math.round(n).toLocaleString("en-US");
+// A difference in scientific notation; an exact zero (the browser's NumPy often gets one) as 0.
+const rows = (n) => `${n} key row${n > 1 ? "s" : ""} and ${n} value row${n > 1 ? "s" : ""}`;
+const sci = (x) => (x === 0 ? "0" : x.toExponential(1));
 
 /** A scrollable table region with a name (as ui/pattern-view.js does). */
 function tableRegion(label) {
@@ -49,7 +52,7 @@ function weightCell(w) {
   bar.setAttribute("aria-hidden", "true");
   bar.style.cssText =
     "display: inline-block; height: 0.7em; background: var(--md-default-fg-color--light);" +
-    ` width: ${(3 * w).toFixed(2)}em;`;
+    ` width: ${(2 * w).toFixed(2)}em;`;
   wrap.append(el("span", null, w.toFixed(3)), bar);
   td.append(wrap);
   return td;
@@ -156,9 +159,17 @@ export function mount(body, lab) {
   const status = el("p", "attn-lab__cell");
   status.setAttribute("aria-live", "polite");
   const cache = tableRegion("The cache as a table: which key and value rows exist at this step");
+  cache.table.style.fontSize = "0.7rem"; // nine columns with MQA and 4 query heads: fit 1280 px
+  // When the table is still wider than its box (a phone, 8 query heads), say that it scrolls.
+  const scrollHint = el(
+    "p",
+    "attn-lab__hint",
+    "The table is wider than the page: scroll it sideways (or focus it and use the arrow keys) to see every column.",
+  );
+  scrollHint.hidden = true;
   const work = el("p", "attn-lab__cell");
   const check = tableRegion("Cached against full causal attention, at every step");
-  body.append(status, cache.scroller, work, check.scroller);
+  body.append(status, scrollHint, cache.scroller, work, check.scroller);
   let shown = null;
 
   function drawCache(r) {
@@ -167,14 +178,14 @@ export function mount(body, lab) {
     const readers = r.kv_head_of.flatMap((kv, h) => (kv === g ? [h] : []));
     const tbody = headRow(
       cache.table,
-      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"}`,
+      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights w of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"} (key and value rows have d_head = ${r.d_head} numbers)`,
       [
         "Position",
         "Token",
         "In the cache",
-        `Key k (d_head = ${r.d_head})`,
+        "Key k",
         "Value v",
-        ...readers.map((h) => `Weight, query head ${h + 1}`),
+        ...readers.map((h) => `w, head ${h + 1}`),
       ],
     );
     r.tokens.forEach((token, j) => {
@@ -193,7 +204,20 @@ export function mount(body, lab) {
       }
       tbody.append(tr);
     });
+    fitCache();
   }
+
+  // The hint, and a caption no wider than the box (left-aligned, so it wraps in view).
+  function fitCache() {
+    const caption = cache.table.querySelector("caption");
+    if (caption) {
+      caption.style.textAlign = "left";
+      caption.style.maxWidth = `${cache.scroller.clientWidth}px`;
+    }
+    scrollHint.hidden = cache.scroller.scrollWidth <= cache.scroller.clientWidth + 1;
+  }
+  const resize = new ResizeObserver(() => fitCache());
+  resize.observe(cache.scroller);
 
   function render(r) {
     shown = r;
@@ -225,15 +249,15 @@ export function mount(body, lab) {
           : `grouped-query attention: each key/value head is shared by ${r.group} query heads`;
     status.textContent =
       `Step ${t + 1} of ${nSteps}: “${r.tokens[t]}” is the new token. Its key and value rows are appended, ` +
-      `so the cache holds ${t + 1} row${t ? "s" : ""} for each of the ${r.n_kv_heads} key/value heads (${kind}); ` +
+      `so the cache holds ${t + 1} row${t ? "s" : ""} ${r.n_kv_heads > 1 ? `for each of the ${r.n_kv_heads} key/value heads` : "for its one key/value head"} (${kind}); ` +
       `its ${r.n_heads} query row${r.n_heads > 1 ? "s" : ""} attend${r.n_heads > 1 ? "" : "s"} to all ${t + 1} cached keys.`;
     drawCache(r);
     const diff = r.diffs[t];
     work.textContent =
-      `This step projected ${r.kv_rows.with_cache} key and ${r.kv_rows.with_cache} value rows (one per key/value head); ` +
-      `without the cache it would project ${r.kv_rows.without_cache} of each. Both ways its query rows take ` +
+      `This step projected ${rows(r.kv_rows.with_cache)} (one per key/value head); ` +
+      `without the cache it would project ${rows(r.kv_rows.without_cache)}. Both ways its query rows take ` +
       `${int(r.scores)} dot products with the ${t + 1} keys. The cache holds 2 × ${r.n_kv_heads} × ${t + 1} × ${r.d_head} = ` +
-      `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${diff.toExponential(1)}.`;
+      `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${sci(diff)}.`;
     const tbody = headRow(
       check.table,
       "Largest difference between each cached step and the same row of full causal attention (all heads, float64)",
@@ -247,7 +271,7 @@ export function mount(body, lab) {
         th,
         el("td", null, token),
         el("td", null, String(j + 1)),
-        el("td", null, r.diffs[j].toExponential(1)),
+        el("td", null, sci(r.diffs[j])),
       );
       if (j === t) {
         tr.style.fontWeight = "700";
@@ -257,5 +281,11 @@ export function mount(body, lab) {
     });
   }
 
-  return { render, markInvalid: kit.markInvalid, inputs: kit.inputs, controls };
+  return {
+    render,
+    markInvalid: kit.markInvalid,
+    inputs: kit.inputs,
+    controls,
+    destroy: () => resize.disconnect(),
+  };
 }

@@ -124,8 +124,10 @@ def compute(params: dict) -> dict:
     formula (``n_layers``, ``n_kv_heads``, ``d_head``, ``seq_len``, ``bytes_per_number``);
     ``per_token`` bytes; ``weights_bytes`` the model's parameters in the same dtype;
     ``compare``: MHA, the chosen GQA (when GQA is chosen) and MQA, each with its
-    ``n_kv_heads`` and ``bytes``; ``kv_choices`` the divisors of n_heads; ``presets`` each
-    decoder's n_heads and published n_kv_heads (for the widget's preset change).
+    ``n_kv_heads`` and ``bytes``; ``kv_choices`` the divisors of n_heads; ``context`` the
+    model's published context length and ``context_note`` a sentence when ``seq_len``
+    exceeds it (else None); ``presets`` each decoder's n_heads, published n_kv_heads and
+    context (for the widget's preset change).
     """
     name = params["preset"]
     preset = PRESETS[name]
@@ -138,6 +140,13 @@ def compute(params: dict) -> dict:
     if sharing == "gqa":
         compare.append(("gqa", "GQA", n_kv))
     compare.append(("mqa", "MQA", 1))
+    context = preset["context"]
+    note = None
+    if seq_len > context:
+        note = (
+            f"{preset['label']}'s context is at most {context:,d} tokens: a cache of "
+            f"{seq_len:,d} tokens is hypothetical for it."
+        )
     weights = count({k: v for k, v in preset.items() if k != "label"})["total"]
     return {
         "preset": name,
@@ -169,8 +178,14 @@ def compute(params: dict) -> dict:
             for key, label, kv in compare
         ],
         "kv_choices": divisors(n_heads),
+        "context": context,
+        "context_note": note,
         "presets": {
-            k: {"n_heads": PRESETS[k]["n_heads"], "n_kv_heads": PRESETS[k]["n_kv_heads"]}
+            k: {
+                "n_heads": PRESETS[k]["n_heads"],
+                "n_kv_heads": PRESETS[k]["n_kv_heads"],
+                "context": PRESETS[k]["context"],
+            }
             for k in DECODERS
         },
     }

@@ -74,15 +74,23 @@ def check_heads(n_heads: int, n_kv_heads: int) -> int:
 
 
 def random_model(seq_len, n_heads, n_kv_heads, d_head, seed):
-    """Random embeddings x (seq_len, d_model) and W_Q, W_K, W_V, entries of variance 1/d_model."""
+    """Random embeddings x (seq_len, d_model) and W_Q, W_K, W_V, entries of variance 1/d_model.
+
+    The draw does not depend on ``n_kv_heads``: the full multi-head W_K and W_V (one
+    key/value head per query head) are drawn from the seed, and key/value head g keeps the
+    columns of the first query head of its group, head g * (n_heads // n_kv_heads). So MHA,
+    GQA and MQA with the same seed share x and W_Q, and every query head that is first in
+    its group keeps exactly its MHA keys and values (MQA keeps head 1's)."""
     d_model = n_heads * d_head
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((seq_len, d_model))
     s = 1 / math.sqrt(d_model)
     W_Q = rng.standard_normal((d_model, n_heads * d_head)) * s
-    W_K = rng.standard_normal((d_model, n_kv_heads * d_head)) * s
-    W_V = rng.standard_normal((d_model, n_kv_heads * d_head)) * s
-    return x, W_Q, W_K, W_V
+    W_K = rng.standard_normal((d_model, n_heads * d_head)) * s
+    W_V = rng.standard_normal((d_model, n_heads * d_head)) * s
+    group = n_heads // n_kv_heads
+    keep = heads(np.arange(n_heads * d_head), n_heads)[::group].reshape(-1)  # first of each group
+    return x, W_Q, W_K[:, keep], W_V[:, keep]
 
 
 def heads(t, n):
