@@ -89,6 +89,17 @@ def test_permutation_shuffles_moves_and_positions(lesson):
     verdict = page.locator(f"{box} .attn-permutation__verdict").inner_text()
     assert verdict.startswith("With positions:")
     assert f"{got['result']['pattern_diff']:.3f}" in verdict
+    assert "changed the pattern for real" in verdict
+    # Order as written, positions still on: the identity, so nothing to compare.
+    page.click(f"{box} button:has-text('Order as written')")
+    wait_for_runs(page, lab, len(steps) + 1)
+    got = state(page, lab)
+    assert_same_as_cpython(lab, got)
+    assert got["result"]["order"] == list(range(len(got["result"]["tokens"])))
+    verdict = page.locator(f"{box} .attn-permutation__verdict").inner_text()
+    assert verdict.startswith("With positions: the order is as written")
+    assert "nothing to compare" in verdict
+    assert "for real" not in verdict
     assert lesson.errors == []
 
 
