@@ -88,6 +88,19 @@ def test_shuffles_and_moves_stay_at_float_rounding_and_positions_change_it():
     pos = lab("permutation", positions=True)
     assert pos["pattern_diff"] > 0.1
     claim(f"the un-permuted difference jumps to {pos['pattern_diff']:.2f}")
+    # The number holds for the default swap and head only: the prose names that setting,
+    # and the first press of Shuffle (seed 2, order cleared) gives another.
+    fence = fences("permutation")
+    assert fence["seed"] == 0 and fence["d_head"] == 16
+    claim("for the default swap and head (seed 0, `d_head` 16)")
+    first = lab("permutation", positions=True, shuffle=2, order=[])
+    order = ", ".join(str(i + 1) for i in first["order"])
+    assert abs(first["pattern_diff"] - pos["pattern_diff"]) > 0.01
+    claim(f"*Shuffle* (order {order}) gives {first['pattern_diff']:.2f}")
+    # "With Order as written there is nothing to compare": the identity, difference 0.
+    same = lab("permutation", positions=True, shuffle=0, order=[])
+    assert list(same["order"]) == list(range(5))
+    assert same["pattern_diff"] == 0 and same["output_diff"] == 0
 
 
 def test_learned_positions_counts():
