@@ -134,6 +134,13 @@ def test_sinusoid_claims_on_the_default_view():
     w = 2 * np.pi / rope_frequencies(512)
     assert w[0] == 2 * np.pi and w[-1] < 10000 * 2 * np.pi
     claim("\\(\\sum_i \\cos\\big((m - n)\\,\\omega_i\\big)\\)")
+    # The last pair's wavelength is 2 pi * 10000^((d_model - 2) / d_model): it depends on
+    # d_model, a share of 2 pi * 10000 that grows towards all of it.
+    d = len(enc[0])
+    assert abs(wl[-1] - 2 * np.pi * 10000 ** ((d - 2) / d)) < 1e-9
+    claim(f"it is {wl[-1]:,.0f} positions, about {100 * wl[-1] / (2 * np.pi * 1e4):.0f}%")
+    shares = [2 * np.pi / rope_frequencies(w)[-1] / (2 * np.pi * 1e4) for w in (16, 64, 256, 1024)]
+    assert shares == sorted(shares) and shares[-1] < 1
     pe = sinusoidal_positions(np.arange(40), 16)
     direct = np.sum(np.cos((30 - 4) * rope_frequencies(16)))
     assert abs(pe[30] @ pe[4] - direct) < 1e-12
