@@ -141,6 +141,21 @@ def test_sinusoid_claims_on_the_default_view():
     claim(f"it is {wl[-1]:,.0f} positions, about {100 * wl[-1] / (2 * np.pi * 1e4):.0f}%")
     shares = [2 * np.pi / rope_frequencies(w)[-1] / (2 * np.pi * 1e4) for w in (16, 64, 256, 1024)]
     assert shares == sorted(shares) and shares[-1] < 1
+    # "It falls slowly and stays far from 0": still above half its peak over the offsets
+    # drawn; at offset p most pairs are under a quarter turn apart (cos > 0), while the
+    # other (fast) pairs' cosines take both signs.
+    assert dots.min() > dots.max() / 2
+    assert abs(dots[0] - dots[2 * p]) < 1e-12
+    claim(f"it is still {dots[0]:.2f} at offsets")
+    claim(f"no lower than {dots.min():.2f} over the offsets drawn")
+    angles = p * 2 * np.pi / wl
+    quarter = int(np.sum(angles < np.pi / 2))
+    assert quarter > d // 4  # most of the pairs
+    fast = np.cos(angles[angles >= np.pi / 2])
+    assert fast.min() < 0 < fast.max()
+    near_one = int(np.sum(np.cos(angles) > 0.9))
+    claim(f"{quarter} of the {d // 2} pairs are less than a quarter turn apart")
+    claim(f"({near_one} of them more than 0.9)")
     pe = sinusoidal_positions(np.arange(40), 16)
     direct = np.sum(np.cos((30 - 4) * rope_frequencies(16)))
     assert abs(pe[30] @ pe[4] - direct) < 1e-12
