@@ -189,6 +189,9 @@ def test_rope_claims_on_the_default_view():
 
 
 def test_rope_identity_from_the_prose():
+    # One sign convention: m is the query's position, n the key's, the offset m - n.
+    claim("\\(m\\) is always the query's position and \\(n\\) the key's")
+    claim("the **offset** is \\(m - n\\)")
     rng = np.random.default_rng(5)
     q, k = rng.normal(size=16), rng.normal(size=16)
     for m, n in [(3, 1), (100, 7), (0, 50)]:
