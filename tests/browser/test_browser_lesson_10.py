@@ -140,4 +140,8 @@ def test_rope_curves_coincide_after_moving_a_key(lesson):
     assert got["result"]["curve_diff"] < 1e-11
     text = page.locator(f"{box} .attn-lab__cell").first.inner_text()
     assert "with the key at 0 or at 2000" in text
+    # Every score is non-negative here: the y axis starts at 0, so drops are not exaggerated.
+    assert min(got["result"]["score_a"] + got["result"]["score_b"]) >= 0
+    ticks = page.locator(f"{box} .attn-chart__axis--y .tick text").all_inner_texts()
+    assert float(ticks[0].replace("\u2212", "-")) == 0, ticks
     assert lesson.errors == []
