@@ -151,8 +151,6 @@ export function mount(body, lab) {
     headA.textContent = `As written: “${res.tokens.join(" ")}”`;
     headB.textContent = `Shuffled: “${shuffledTokens.join(" ")}”`;
     sentence.textContent = `Shuffled order: tokens ${order.map((i) => i + 1).join(", ")} of the sentence as written.`;
-    const pd = fmtDiff(res.pattern_diff);
-    const od = fmtDiff(res.output_diff);
     verdict.textContent = verdictText(res, lab.params.positions);
     viewA.render({ tokens: res.tokens, weights: res.weights, top_key: res.top_key });
     viewB.render({
