@@ -142,6 +142,6 @@ def test_rope_curves_coincide_after_moving_a_key(lesson):
     assert "with the key at 0 or at 2000" in text
     # Every score is non-negative here: the y axis starts at 0, so drops are not exaggerated.
     assert min(got["result"]["score_a"] + got["result"]["score_b"]) >= 0
-    ticks = page.locator(f"{box} .attn-chart__axis--y .tick text").all_inner_texts()
+    ticks = page.locator(f"{box} .attn-chart__axis--y .tick text").all_text_contents()
     assert float(ticks[0].replace("\u2212", "-")) == 0, ticks
     assert lesson.errors == []
