@@ -89,6 +89,17 @@ def test_permutation_shuffles_moves_and_positions(lesson):
     verdict = page.locator(f"{box} .attn-permutation__verdict").inner_text()
     assert verdict.startswith("With positions:")
     assert f"{got['result']['pattern_diff']:.3f}" in verdict
+    assert "changed the pattern for real" in verdict
+    # Order as written, positions still on: the identity, so nothing to compare.
+    page.click(f"{box} button:has-text('Order as written')")
+    wait_for_runs(page, lab, len(steps) + 1)
+    got = state(page, lab)
+    assert_same_as_cpython(lab, got)
+    assert got["result"]["order"] == list(range(len(got["result"]["tokens"])))
+    verdict = page.locator(f"{box} .attn-permutation__verdict").inner_text()
+    assert verdict.startswith("With positions: the order is as written")
+    assert "nothing to compare" in verdict
+    assert "for real" not in verdict
     assert lesson.errors == []
 
 
@@ -129,4 +140,8 @@ def test_rope_curves_coincide_after_moving_a_key(lesson):
     assert got["result"]["curve_diff"] < 1e-11
     text = page.locator(f"{box} .attn-lab__cell").first.inner_text()
     assert "with the key at 0 or at 2000" in text
+    # Every score is non-negative here: the y axis starts at 0, so drops are not exaggerated.
+    assert min(got["result"]["score_a"] + got["result"]["score_b"]) >= 0
+    ticks = page.locator(f"{box} .attn-chart__axis--y .tick text").all_text_contents()
+    assert float(ticks[0].replace("\u2212", "-")) == 0, ticks
     assert lesson.errors == []

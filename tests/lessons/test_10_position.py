@@ -88,6 +88,19 @@ def test_shuffles_and_moves_stay_at_float_rounding_and_positions_change_it():
     pos = lab("permutation", positions=True)
     assert pos["pattern_diff"] > 0.1
     claim(f"the un-permuted difference jumps to {pos['pattern_diff']:.2f}")
+    # The number holds for the default swap and head only: the prose names that setting,
+    # and the first press of Shuffle (seed 2, order cleared) gives another.
+    fence = fences("permutation")
+    assert fence["seed"] == 0 and fence["d_head"] == 16
+    claim("for the default swap and head (seed 0, `d_head` 16)")
+    first = lab("permutation", positions=True, shuffle=2, order=[])
+    order = ", ".join(str(i + 1) for i in first["order"])
+    assert abs(first["pattern_diff"] - pos["pattern_diff"]) > 0.01
+    claim(f"*Shuffle* (order {order}) gives {first['pattern_diff']:.2f}")
+    # "With Order as written there is nothing to compare": the identity, difference 0.
+    same = lab("permutation", positions=True, shuffle=0, order=[])
+    assert list(same["order"]) == list(range(5))
+    assert same["pattern_diff"] == 0 and same["output_diff"] == 0
 
 
 def test_learned_positions_counts():
@@ -121,6 +134,28 @@ def test_sinusoid_claims_on_the_default_view():
     w = 2 * np.pi / rope_frequencies(512)
     assert w[0] == 2 * np.pi and w[-1] < 10000 * 2 * np.pi
     claim("\\(\\sum_i \\cos\\big((m - n)\\,\\omega_i\\big)\\)")
+    # The last pair's wavelength is 2 pi * 10000^((d_model - 2) / d_model): it depends on
+    # d_model, a share of 2 pi * 10000 that grows towards all of it.
+    d = len(enc[0])
+    assert abs(wl[-1] - 2 * np.pi * 10000 ** ((d - 2) / d)) < 1e-9
+    claim(f"it is {wl[-1]:,.0f} positions, about {100 * wl[-1] / (2 * np.pi * 1e4):.0f}%")
+    shares = [2 * np.pi / rope_frequencies(w)[-1] / (2 * np.pi * 1e4) for w in (16, 64, 256, 1024)]
+    assert shares == sorted(shares) and shares[-1] < 1
+    # "It falls slowly and stays far from 0": still above half its peak over the offsets
+    # drawn; at offset p most pairs are under a quarter turn apart (cos > 0), while the
+    # other (fast) pairs' cosines take both signs.
+    assert dots.min() > dots.max() / 2
+    assert abs(dots[0] - dots[2 * p]) < 1e-12
+    claim(f"it is still {dots[0]:.2f} at offsets")
+    claim(f"no lower than {dots.min():.2f} over the offsets drawn")
+    angles = p * 2 * np.pi / wl
+    quarter = int(np.sum(angles < np.pi / 2))
+    assert quarter > d // 4  # most of the pairs
+    fast = np.cos(angles[angles >= np.pi / 2])
+    assert fast.min() < 0 < fast.max()
+    near_one = int(np.sum(np.cos(angles) > 0.9))
+    claim(f"{quarter} of the {d // 2} pairs are less than a quarter turn apart")
+    claim(f"({near_one} of them more than 0.9)")
     pe = sinusoidal_positions(np.arange(40), 16)
     direct = np.sum(np.cos((30 - 4) * rope_frequencies(16)))
     assert abs(pe[30] @ pe[4] - direct) < 1e-12
@@ -154,6 +189,9 @@ def test_rope_claims_on_the_default_view():
 
 
 def test_rope_identity_from_the_prose():
+    # One sign convention: m is the query's position, n the key's, the offset m - n.
+    claim("\\(m\\) is always the query's position and \\(n\\) the key's")
+    claim("the **offset** is \\(m - n\\)")
     rng = np.random.default_rng(5)
     q, k = rng.normal(size=16), rng.normal(size=16)
     for m, n in [(3, 1), (100, 7), (0, 50)]:

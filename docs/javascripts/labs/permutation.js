@@ -14,6 +14,31 @@ export function fmtDiff(x) {
   return x < 1e-3 ? x.toExponential(1) : x.toFixed(3);
 }
 
+/** Differences up to this size are float rounding (an exact reordering gives ~1e-16). */
+const ROUNDING = 1e-9;
+
+/**
+ * The live line under the controls: it depends on whether the order differs from the one
+ * as written (the identity leaves nothing to compare) and on the size of the differences.
+ */
+export function verdictText(res, positions) {
+  const order = Array.from(res.order, Number);
+  const pd = fmtDiff(res.pattern_diff);
+  const od = fmtDiff(res.output_diff);
+  const what = positions ? "With positions" : "Without positions";
+  if (order.every((j, i) => j === i)) {
+    return `${what}: the order is as written, so the shuffled sentence is the sentence itself and there is nothing to compare (largest difference ${pd}). Press Shuffle or move a token to see what a new order does.`;
+  }
+  const small = Math.max(res.pattern_diff, res.output_diff) <= ROUNDING;
+  if (small) {
+    return `${what}: un-permuting the shuffled pattern's rows and columns gives the original back, largest difference ${pd} (outputs: ${od}), float rounding only. Rows and columns moved with their tokens.`;
+  }
+  const why = positions
+    ? "The head sees where each token is, so the new order changed the pattern for real, not only its layout."
+    : "More than float rounding.";
+  return `${what}: un-permuting the shuffled pattern leaves a largest difference of ${pd} from the original (outputs: ${od}). ${why}`;
+}
+
 export function mount(body, lab) {
   const controls = el("div", "attn-lab__controls");
   const kit = controlKit(lab, controls);
@@ -126,11 +151,7 @@ export function mount(body, lab) {
     headA.textContent = `As written: “${res.tokens.join(" ")}”`;
     headB.textContent = `Shuffled: “${shuffledTokens.join(" ")}”`;
     sentence.textContent = `Shuffled order: tokens ${order.map((i) => i + 1).join(", ")} of the sentence as written.`;
-    const pd = fmtDiff(res.pattern_diff);
-    const od = fmtDiff(res.output_diff);
-    verdict.textContent = lab.params.positions
-      ? `With positions: un-permuting the shuffled pattern leaves a largest difference of ${pd} from the original (outputs: ${od}). The head now sees where each token is, so the pattern changed for real.`
-      : `Without positions: un-permuting the shuffled pattern's rows and columns gives the original back, largest difference ${pd} (outputs: ${od}), float rounding only. Rows and columns moved with their tokens.`;
+    verdict.textContent = verdictText(res, lab.params.positions);
     viewA.render({ tokens: res.tokens, weights: res.weights, top_key: res.top_key });
     viewB.render({
       tokens: shuffledTokens,

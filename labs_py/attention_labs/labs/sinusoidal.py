@@ -3,7 +3,8 @@
 Row p of the [position, dimension] matrix is the vector added to the embedding of the
 token at position p: pair i of dimensions (2i, 2i + 1) holds sin and cos of p times the
 angular frequency base^(-2i / d_model), so the first pairs turn fast (wavelength 2 pi
-positions) and the last ones slowly (almost 2 pi * base).
+positions) and the last ones slowly (every 2 pi * base^((d_model - 2) / d_model)
+positions: 47,117 at d_model 64, nearer 2 pi * base as d_model grows).
 
 The lab returns the matrix (n_positions, d_model), each pair's frequency and wavelength,
 and the dot product of the encoding of ``position`` with the encoding of every other
