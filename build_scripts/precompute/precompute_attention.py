@@ -934,7 +934,10 @@ class ModelResult:
 
 
 def precompute_model(
-    loaded: LoadedModel, sentences: list[Sentence], batch_size: int | None = None
+    loaded: LoadedModel,
+    sentences: list[Sentence],
+    batch_size: int | None = None,
+    batched_pass: bool = True,
 ) -> ModelResult:
     """Tokenize, run, check and pack every sentence for one model.
 
@@ -942,7 +945,8 @@ def precompute_model(
     do not depend on `batch_size` (padding changes the shapes of the matrix products, and
     with them the last bits of q, k, v and the statistics). The batched pass (batch_size
     sentences at a time) is what `seconds` times, and its weights must agree with the
-    one-sentence ones within 1e-4.
+    one-sentence ones within 1e-4; `batched_pass=False` skips it (the assets are the same)
+    and times the one-sentence passes instead.
     """
     import torch
 
@@ -951,16 +955,20 @@ def precompute_model(
         batch_size = len(sentences) if loaded.device.type == "cuda" else 8
     if batch_size < 1:
         raise PrecomputeError(f"--batch-size {batch_size}: use 1 or more")
+    start = time.perf_counter()
     runs = [run_model(loaded, [t])[0] for t in tokens]
+    seconds = time.perf_counter() - start
     for run, tok, sentence in zip(runs, tokens, sentences, strict=True):
         check_finite(run, tok, sentence, loaded.resolved.id)
-    start = time.perf_counter()
-    batched: list[Run] = []
-    for i in range(0, len(tokens), batch_size):
-        batched.extend(run_model(loaded, tokens[i : i + batch_size]))
-    if loaded.device.type == "cuda":
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
+    batched: list[Run] = runs
+    if batched_pass:
+        start = time.perf_counter()
+        batched = []
+        for i in range(0, len(tokens), batch_size):
+            batched.extend(run_model(loaded, tokens[i : i + batch_size]))
+        if loaded.device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
     for alone, run, sentence in zip(runs, batched, sentences, strict=True):
         error = float(np.max(np.abs(alone.weights - run.weights)))
         if not error < 1e-4:
