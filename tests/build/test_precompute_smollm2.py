@@ -127,7 +127,7 @@ def test_committed_smollm2_assets_cover_every_sentence_and_are_causal_gqa():
         weights = real_maps.decode_attention(asset)
         assert weights.shape[:2] == (30, 9)
         assert np.all(np.triu(weights, k=1) == 0), sid
-        assert np.all(weights.sum(axis=-1) == 1), sid  # bytes of each row sum to 255
+        assert np.max(np.abs(weights.sum(axis=-1) - 1)) < 1e-9, sid  # bytes of a row: 255
         n, d_head = asset["seq_len"], asset["qkv"]["d_head"]
         assert asset["qkv"]["heads"], sid
         for head in asset["qkv"]["heads"]:
