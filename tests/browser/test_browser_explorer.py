@@ -398,6 +398,9 @@ def test_the_decoder_smollm2_draws_its_270_heads_and_recomputes_a_gqa_head(recor
         timeout=20_000,
     )
     assert map_state(page)["model"] == "smollm2-135m"
+    note = page.locator(f"{MAP} .attn-map__model-note").inner_text()
+    assert "9 query heads share 3 key/value heads" in note
+    assert "dequantised to float32 from the 4-bit Q4_1 GGUF" in note
     data = json.loads((ASSETS / "smollm2-135m" / "next-word.json").read_text("utf-8"))
     entry = data["qkv"]["heads"][0]
     page = open_explorer(
