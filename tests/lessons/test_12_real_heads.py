@@ -158,6 +158,8 @@ def test_model_lab_claims_and_the_ablations():
     default = run_lab("induction_model", {})["result"]
     assert default["tokens"][:10] == default["tokens"][10:]  # "repeat a stretch of ten"
     claim(f"Layer 1, head 0 scores {default['induction']:.2f} on them")
+    misses = [q for q in range(10, 19) if default["predicted"][q] != default["tokens"][q + 1]]
+    assert misses == [10, 11]  # "the misses are the first 2 letters of the repeat"
     plain = run_lab("induction_model", {"tokens": list("QWERTYUIOPASDFGHJKLZ")})["result"]
     assert plain["induction"] is None and plain["copy_accuracy"] is None
     off_ind = run_lab("induction_model", {"ablate": True})["result"]["copy_accuracy"]
