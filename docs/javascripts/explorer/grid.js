@@ -82,7 +82,9 @@ export class HeadGrid {
     this.grid.setAttribute("role", "group");
     this.grid.setAttribute("aria-labelledby", this.gridCaption.id);
     this.grid.addEventListener("keydown", (e) => this._onKey(e));
-    this.root.append(this.gridCaption, gridTop, this.statHelp, this.grid);
+    // Where the weights came from (e.g. SmolLM2's are dequantised from a 4-bit GGUF) and GQA.
+    this.modelNote = el("p", "attn-map__help attn-map__model-note");
+    this.root.append(this.gridCaption, this.modelNote, gridTop, this.statHelp, this.grid);
   }
 
   /** Focus the grid's current head (the one with tabindex 0). */
@@ -107,6 +109,12 @@ export class HeadGrid {
         ? `${stat.label}: not available for this sentence (no token repeats).`
         : `${stat.label}: ${stat.help}. Shown under each head; ${stat.high ? "highest" : "lowest"} marked ★.`;
     this.gridCaption.textContent = `Every head of ${modelName(asset.model.id)} on “${asset.sentence.id}”: ${n_layers} layers × ${n_heads} heads, layer after layer. Left and right arrows move between heads, up and down between layers; Enter opens a head.`;
+    const kv = asset.model.n_kv_heads ?? n_heads;
+    const gqa =
+      kv < n_heads
+        ? `Its ${n_heads} query heads share ${kv} key/value heads (grouped-query attention). `
+        : "";
+    this.modelNote.textContent = `${gqa}Weights: ${asset.model.source}.`;
     let order = [];
     for (let l = 0; l < n_layers; l++) for (let h = 0; h < n_heads; h++) order.push([l, h]);
     let best = null;

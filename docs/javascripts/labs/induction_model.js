@@ -72,10 +72,7 @@ export function mount(body, lab) {
       tr.append(th, ...cells.map((c) => el("td", null, c)));
       tbody.append(tr);
     }
-    guesses.replaceChildren(
-      el("caption", null, "The model's most likely next letter after each letter"),
-      tbody,
-    );
+    guesses.replaceChildren(el("caption", null, "Next letter, as the model guesses it"), tbody);
     table.render(res.heads, lab.params);
   }
 
