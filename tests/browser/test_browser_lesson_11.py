@@ -102,4 +102,14 @@ def test_controls_recompute_in_pyodide_equal_to_cpython(lesson):
     summary = page.locator(f"{LAB} .attn-cross__summary").inner_text()
     assert "; a causal mask (wrongly) hides later source keys" in summary
     assert "(raining, PAD, PAD)" in summary
+    # the pair's option names its sentences
+    option = page.locator(f"{LAB} select[id$='-pair'] option[value='en-de-short']")
+    assert option.inner_text() == "it is raining → es regnet"
+    # causal: the first query sees one key, and the cell readout says so (no "0 of 0 bits")
+    page.locator(f"{LAB} select[id$='-query']").select_option("0")
+    wait_for_runs(page, len(steps) + 1)
+    assert_same_as_cpython(state(page))
+    cell = page.locator(f"{LAB} .attn-lab__cell").first.inner_text()
+    assert "One key visible: it takes all of the row's weight" in cell, cell
+    assert "bits of at most" not in cell
     assert lesson.errors == []
