@@ -117,7 +117,7 @@ def test_make_commands_expand_to_a_precompute_the_script_accepts(line):
     argv = shlex.split(recipe[0])
     start = argv.index("build_scripts.precompute.precompute_attention") + 1
     ns = parse_cli(pc, argv[start:])
-    assert ns.model == [MINILM] and ns.optional_model == ["gpt2"]
+    assert ns.model == [MINILM, "smollm2-135m"] and ns.optional_model == ["gpt2"]
     if "--device" in line:
         assert ns.device in ("cpu", "cuda")
     if "TORCH_PIP_ARGS" in line:
@@ -263,7 +263,7 @@ def test_the_pages_claims_about_the_script():
     assert "--optional-model gpt2" in (ROOT / "Makefile").read_text("utf-8")
     # the committed maps hold no GPT-2, as the page says
     index = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
-    assert [m["slug"] for m in index["models"]] == ["all-minilm-l6-v2"]
+    assert [m["slug"] for m in index["models"]] == ["all-minilm-l6-v2", "smollm2-135m"]
 
 
 def test_the_pages_constants_are_the_scripts():
@@ -272,6 +272,6 @@ def test_the_pages_constants_are_the_scripts():
     schema = json.loads((ROOT / "docs/assets/attention/asset.schema.json").read_text("utf-8"))
     assert schema["properties"]["seq_len"]["maximum"] == pc.MAX_TOKENS
     index = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
-    assert [m["qkv_heads"] for m in index["models"]] == [pc.QKV_HEADS]
+    assert [m["qkv_heads"] for m in index["models"]] == [pc.QKV_HEADS] * len(index["models"])
     assert f"tolerance = {compare_devices.TOLERANCE!r}  #" in PAGE
     assert "build_scripts" not in PAGE.split("```numbers")[1].split("```")[0]
