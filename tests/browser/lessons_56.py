@@ -28,7 +28,7 @@ def lab_state(page, name: str) -> dict:
 
 def wait_for_runs(page, name: str, n: int):
     page.wait_for_function(
-        f"() => Number(document.querySelector('{lab(name)}').dataset.runs || 0) >= {n}",
+        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{lab(name)}'))",
         timeout=PYTHON_TIMEOUT_MS,
     )
 

@@ -32,7 +32,7 @@ def page(browser, server):
 
 def wait_for_runs(p, lab, n):
     p.wait_for_function(
-        f"() => Number(document.querySelector('{lab}').dataset.runs || 0) >= {n}",
+        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{lab}'))",
         timeout=PYTHON_TIMEOUT_MS,
     )
 

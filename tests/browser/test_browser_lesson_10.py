@@ -40,7 +40,7 @@ def state(page, lab):
 
 def wait_for_runs(page, lab, n):
     page.wait_for_function(
-        f"() => Number(document.querySelector('{sel(lab)}').dataset.runs || 0) >= {n}",
+        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{sel(lab)}'))",
         timeout=PYTHON_TIMEOUT_MS,
     )
 

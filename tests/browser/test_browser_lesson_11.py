@@ -37,7 +37,7 @@ def state(page):
 
 def wait_for_runs(page, n):
     page.wait_for_function(
-        f"() => Number(document.querySelector('{LAB}').dataset.runs || 0) >= {n}",
+        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{LAB}'))",
         timeout=PYTHON_TIMEOUT_MS,
     )
 

@@ -47,7 +47,7 @@ STATE = """() => { const c = window.realHead;
 
 def wait_for_runs(page, n: int):
     page.wait_for_function(
-        f"() => Number(document.getElementById('real-head').dataset.runs || 0) >= {n}",
+        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.getElementById('real-head'))",
         timeout=PYTHON_TIMEOUT_MS,
     )
 
