@@ -361,6 +361,54 @@ def labs_section(args) -> list[Row]:
     return rows
 
 
+def minilm_section(args) -> list[Row]:
+    """Your own sentence: MiniLM in Chromium and CPython (build_scripts/bench/bench_minilm.py)."""
+    from build_scripts.bench import bench_minilm
+
+    out = bench_minilm.main(["--repeats", str(args.runs)])
+    b, c = out["browser"], out["cpython"]
+    rows = [
+        Row(
+            "MiniLM (your own sentence)",
+            "weights on the wire",
+            f"{out['wire_bytes'] / 1e6:.1f} MB",
+            "int8 weights + vocab.txt, downloaded on the first Run, then from the Cache API",
+        ),
+        Row(
+            "MiniLM (your own sentence)",
+            "load and dequantise (Chromium worker)",
+            f"{b['load_ms']:.0f} ms",
+            f"first Run; CPython {med(c['load_ms'], digits=0)}",
+        ),
+        Row(
+            "MiniLM (your own sentence)",
+            "first Run, cold (download, Python, load, forward)",
+            f"{b['first_run_s']:.1f} s",
+            "local server, 20 tokens",
+        ),
+    ]
+    for n in bench_minilm.LENGTHS:
+        ratio = statistics.median(b[n]["forward"]) / statistics.median(c[n])
+        rows.append(
+            Row(
+                "MiniLM (your own sentence)",
+                f"forward pass, {n} tokens (Chromium)",
+                med(b[n]["forward"]),
+                f"CPython {med(c[n])} (one BLAS thread); ratio {ratio:.1f}x"
+                + ("; target <= 6x" if n == 50 else ""),
+            )
+        )
+        rows.append(
+            Row(
+                "MiniLM (your own sentence)",
+                f"Run to grid, {n} tokens",
+                med(b[n]["total"]),
+                "weights loaded" + ("; target < 500 ms" if n == 20 else ""),
+            )
+        )
+    return rows
+
+
 # Every benchmark of the project, in report order. Add a line for a new one.
 SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "build": build_section,
@@ -370,6 +418,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "precompute": precompute_section,
     "induction": induction_section,
     "explorer": explorer_section,
+    "minilm": minilm_section,
 }
 
 

@@ -44,6 +44,11 @@ NAME = "attention-map"
 INDEX = Path("assets/attention/index.json")
 INDEX_SCHEMA = Path("assets/attention/index.schema.json")
 RECOMPUTE_LAB = "real_head"
+# The explorer's "Your own sentence": this lab, with the int8 MiniLM files that
+# build_scripts/minilm/quantise.py writes (their sizes go into the page, so it can say how
+# much Run downloads before anything is fetched).
+OWN_LAB = "own_sentence"
+OWN_FILES = Path("vendor/minilm")
 VIEWS = ("head", "model")
 DEFAULTS = {
     "layer": 0,
@@ -268,7 +273,30 @@ def map_config(spec: dict, index: dict, where: str, root: Path | None = None) ->
             "schema": lab_schema(RECOMPUTE_LAB),
             "runtime": dict(RUNTIME),
         }
+    own = _STATE.get("own")
+    if values["explorer"] and OWN_LAB in LABS and own:
+        config["own"] = {"lab": OWN_LAB, "runtime": dict(RUNTIME), **own}
     return config
+
+
+def own_files(docs_dir: str | Path) -> dict | None:
+    """What the page needs of docs/vendor/minilm/minilm.json (None when it is not built):
+    the files' URLs (relative to the site), bytes and sha256, the model and its licence."""
+    path = Path(docs_dir) / OWN_FILES / "minilm.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = manifest["files"]
+    weights = next(n for n in files if n.endswith(".safetensors"))
+    url = (OWN_FILES).as_posix()
+    return {
+        "model_id": manifest["model"],
+        "weights": {"url": f"{url}/{weights}", **files[weights]},
+        "vocab": {"url": f"{url}/vocab.txt", **files["vocab.txt"]},
+        "licence": {"name": manifest["licence"], "url": f"{url}/LICENSE"},
+        "max_tokens": manifest["max_tokens"],
+    }
 
 
 def placeholder(config: dict, indent: str) -> str:
@@ -303,3 +331,4 @@ def configure(config) -> None:
     """Read the index once per build (MkDocs' on_config)."""
     _STATE["index"] = load_index(config["docs_dir"])
     _STATE["root"] = Path(config["docs_dir"]) / INDEX.parent
+    _STATE["own"] = own_files(config["docs_dir"])

@@ -32,8 +32,9 @@ class Param:
     """One lab parameter.
 
     kind is one of ``"number"`` (finite float), ``"integer"``, ``"boolean"``,
-    ``"choice"`` (one of ``choices``), ``"tokens"`` (a list of non-empty strings) or
-    ``"base64"`` (standard base64 text, e.g. packed float32 vectors; may be empty).
+    ``"choice"`` (one of ``choices``), ``"tokens"`` (a list of non-empty strings),
+    ``"base64"`` (standard base64 text, e.g. packed float32 vectors; may be empty) or
+    ``"text"`` (any string of at most ``max_chars`` characters; may be empty).
     ``minimum``/``maximum`` bound numbers and integers (inclusive); ``min_items``/
     ``max_items``/``max_chars`` bound token lists; ``max_chars`` also bounds base64 text.
     What the decoded bytes must hold is the lab's to check (it knows the shapes).
@@ -61,6 +62,8 @@ class Param:
             return "true or false"
         if self.kind == "choice":
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "text":
+            return f"text of at most {self.max_chars} characters"
         if self.kind == "base64":
             return (
                 "base64 text (A-Z, a-z, 0-9, +, / and = padding) of at most "
@@ -85,6 +88,14 @@ class Param:
             return value
         if self.kind == "base64":
             return self._check_base64(value)
+        if self.kind == "text":
+            if not isinstance(value, str):
+                raise bad
+            if len(value) > self.max_chars:
+                raise LabParameterError(
+                    self.name, f"{self.name} must be {self.allowed()}, got {len(value)}"
+                )
+            return value
         if self.kind == "tokens":
             if not isinstance(value, (list, tuple)):
                 raise bad
@@ -182,7 +193,7 @@ def schema_as_json(schema: tuple[Param, ...]) -> list[dict[str, Any]]:
             item["labels"] = dict(p.labels)
         if p.kind == "tokens":
             item.update(min_items=p.min_items, max_items=p.max_items, max_chars=p.max_chars)
-        if p.kind == "base64":
+        if p.kind in ("base64", "text"):
             item["max_chars"] = p.max_chars
         out.append(item)
     return out

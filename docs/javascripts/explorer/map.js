@@ -147,6 +147,23 @@ export class AttentionMap {
     this.headView.append(this.panels, this.recompute.root);
 
     if (this.config.caption) this.root.append(el("p", "attn-map__caption", this.config.caption));
+    // The explorer's "Your own sentence" (when the build has the model's files), imported
+    // only here so that lessons' maps do not carry its code.
+    this.ownPanel = null;
+    if (this.explorer && this.config.own) {
+      const slot = el("div", "attn-own-slot");
+      this.root.append(slot);
+      import("./own-sentence.js").then(
+        ({ OwnSentencePanel }) => {
+          if (!slot.isConnected) return;
+          this.ownPanel = new OwnSentencePanel(this, this.config.own);
+          slot.replaceWith(this.ownPanel.root);
+        },
+        (err) => {
+          slot.textContent = `“Your own sentence” could not load: ${err.message}`;
+        },
+      );
+    }
     this.root.append(
       this.top,
       this.sentence,
@@ -266,6 +283,7 @@ export class AttentionMap {
     }
     if (token !== this.loadToken || !this.root.isConnected) return;
     this.timings.loaded = performance.now();
+    delete this.root.dataset.own;
     this.cache = new HeadCache(asset);
     this.compareCache = compare ? new HeadCache(compare) : null;
     const notes = clampToAsset(this.state, asset, compare);
@@ -277,6 +295,30 @@ export class AttentionMap {
         `${asset.model.n_layers} layers × ${asset.model.n_heads} heads, ${asset.seq_len} tokens.`,
       false,
     );
+    this.render();
+  }
+
+  /** Draw `asset`, the reader's own sentence computed in Python (own-sentence.js), in the
+   * same views as a precomputed one. Picking a sentence or model loads that one again. */
+  showOwn(asset) {
+    this.loadToken++; // a precomputed sentence still downloading must not replace it
+    this.error.hidden = true;
+    if (this.index && this.state.model !== asset.model.slug) {
+      this.state.model = asset.model.slug;
+      this._fillPickers();
+    }
+    if (this.state.compare) this.state.compare.model = asset.model.slug;
+    this.cache = new HeadCache(asset);
+    this.compareCache = null;
+    this.state.query = null;
+    clampToAsset(this.state, asset, null);
+    this.sentence.textContent = `Your sentence: ${asset.sentence.text}`;
+    this._setStatus(
+      `${modelName(asset.model.id)} computed in your browser (encoder: every token sees every token), ` +
+        `${asset.model.n_layers} layers × ${asset.model.n_heads} heads, ${asset.seq_len} tokens.`,
+      false,
+    );
+    this.root.dataset.own = "true";
     this.render();
   }
 

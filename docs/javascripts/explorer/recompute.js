@@ -25,6 +25,8 @@ export class RecomputePanel {
   /** Offer to recompute head (layer, head) of `asset` (nothing changes if it is shown). */
   show(asset, layer, head) {
     if (!this.config) return;
+    // The reader's own sentence (own-sentence.js) carries no queries and keys.
+    this.root.hidden = asset.qkv.heads.length === 0;
     const key = `${asset.model.slug}/${asset.sentence.id}/${layer}/${head}`;
     if (this.key === key) return;
     this.key = key;

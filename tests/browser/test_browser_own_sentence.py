@@ -1,0 +1,131 @@
+"""The explorer's "Your own sentence" (explorer/own-sentence.js, labs/own_sentence.py) in a real
+headless Chromium with real Pyodide and NumPy and the real int8 all-MiniLM-L6-v2 built into
+docs/vendor/minilm/: nothing downloads before Run; a failed download says so and Retry works;
+the grid shows the reader's sentence, equal to CPython's run of the same code; a second Run
+reuses the loaded weights; empty, over-long and unusual-script text. One page for the module
+(the tests run in order and share it, as a reader would)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from attention_labs import real_maps
+from attention_labs.models import minilm
+from attention_labs.models.wordpiece import WordPiece
+from helpers import ROOT, RecordedPage
+
+PAGE = "explorer/"
+MINILM = ROOT / "docs" / "vendor" / "minilm"
+PYTHON_TIMEOUT_MS = 180_000  # cold Pyodide start plus 23 MB of weights on a busy machine
+OWN = ".attn-own"
+
+STATE = """() => { const m = document.querySelector('.attn-map'); const p = m.attnMap.ownPanel;
+  return {state: p.root.dataset.state, own: m.dataset.own || null, runs: p.runs,
+          status: p.status.textContent, error: p.error.hidden ? null : p.errorText.textContent,
+          retry: !p.retry.hidden, pieces: p.pieces.hidden ? null : p.pieces.textContent,
+          thumbs: m.querySelectorAll('.attn-map__thumbs canvas, .attn-grid canvas').length,
+          lastRun: p.lastRun || null, mapState: m.dataset.state}; }"""
+
+
+@pytest.fixture(scope="module")
+def rec(browser, server):
+    r = RecordedPage(browser, server.base)
+    yield r
+    r.context.close()
+
+
+def state(rec):
+    return rec.page.evaluate(STATE)
+
+
+def run(rec, text, runs_before):
+    rec.page.fill(f"{OWN} textarea", text)
+    rec.page.click(f"{OWN} .attn-own__run")
+    rec.page.wait_for_function(
+        f"() => ((p) => p.runs > {runs_before} || p.root.dataset.state === 'error')"
+        "(document.querySelector('.attn-map').attnMap.ownPanel)",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+    return state(rec)
+
+
+def weight_requests(rec):
+    return [u for u in rec.requests if "vendor/minilm/" in u]
+
+
+def test_the_page_states_the_size_and_downloads_nothing_before_run(rec):
+    manifest = json.loads((MINILM / "minilm.json").read_text())
+    size = (manifest["files"]["all-minilm-l6-v2.int8.safetensors"]["bytes"]
+            + manifest["files"]["vocab.txt"]["bytes"]) / 1e6  # fmt: skip
+    rec.page.goto(rec.base + PAGE)
+    rec.page.wait_for_selector(".attn-map[data-state=ready]", timeout=60_000)
+    rec.page.wait_for_selector(OWN)
+    panel = rec.page.inner_text(OWN)
+    assert f"{size:.1f} MB" in panel
+    assert "all-MiniLM-L6-v2" in panel and "not sent anywhere" in panel
+    licence = rec.page.get_attribute(f"{OWN} a", "href")
+    assert licence.endswith("vendor/minilm/LICENSE")
+    assert weight_requests(rec) == []
+
+
+def test_a_failed_download_says_so_and_retry_works(rec):
+    rec.page.route("**/vendor/minilm/*.safetensors", lambda route: route.fulfill(status=404))
+    got = run(rec, "The cat sat on the mat.", 0)
+    assert got["state"] == "error" and "HTTP 404" in got["error"] and got["retry"]
+    assert got["mapState"] == "ready"  # the precomputed map still works
+    rec.page.click(".attn-map__view:has-text('One head')")
+    rec.page.click(".attn-map__view:has-text('All heads')")
+    rec.page.unroute("**/vendor/minilm/*.safetensors")
+    rec.page.click(f"{OWN} .attn-own__retry")
+    rec.page.wait_for_function(
+        "() => document.querySelector('.attn-map').attnMap.ownPanel.runs >= 1",
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+    got = state(rec)
+    assert got["state"] == "ready" and got["own"] == "true" and got["error"] is None
+    assert got["pieces"].startswith("Word pieces (9 tokens): [CLS] · the · cat")
+    assert got["lastRun"]["quantised"] and got["lastRun"]["load_ms"] > 0
+
+
+def test_the_grid_shows_the_sentence_as_cpython_computes_it(rec):
+    asset = rec.page.evaluate("() => document.querySelector('.attn-map').attnMap.cache.asset")
+    assert asset["sentence"]["text"] == "The cat sat on the mat."
+    assert asset["tokens"]["text"] == ["[CLS]", "The", "cat", "sat", "on", "the", "mat", ".",
+                                       "[SEP]"]  # fmt: skip
+    wp = WordPiece((MINILM / "vocab.txt").read_text("utf-8"))
+    weights = minilm.load_weights((MINILM / "all-minilm-l6-v2.int8.safetensors").read_bytes())
+    enc = wp.encode(asset["sentence"]["text"])
+    want = minilm.forward(enc.ids, weights)["weights"].astype(np.float64)
+    got = real_maps.decode_attention(asset)
+    assert np.abs(got - want).max() <= 1 / 255 + 1e-4
+    grid = rec.page.locator(".attn-map canvas")
+    assert grid.count() >= 6 * 12
+    stats = rec.page.inner_text(".attn-map")
+    assert "computed in your browser" in stats and "9 tokens" in stats
+    assert base64.b64decode(asset["attention"]["data"][0][0])  # bytes like a precomputed asset
+
+
+def test_a_second_run_reuses_the_loaded_weights(rec):
+    before = len(weight_requests(rec))
+    got = run(rec, "She went to the bank to ask for a loan.", 1)
+    assert got["state"] == "ready" and got["runs"] == 2
+    assert got["lastRun"]["load_ms"] == 0  # already in the worker
+    assert len(weight_requests(rec)) == before  # nothing downloaded again
+    assert "bank" in got["pieces"]
+
+
+def test_empty_overlong_and_unusual_script(rec):
+    got = run(rec, "   ", 2)
+    assert got["state"] == "error" and "Type a sentence first" in got["error"]
+    got = run(rec, "word " * 200, 2)
+    assert (
+        got["state"] == "error" and "202 tokens" in got["error"] and "at most 128" in got["error"]
+    )
+    got = run(rec, "東京 🤖 𝔘𝔫𝔦 naïve", 2)
+    assert got["state"] == "ready" and got["runs"] == 3
+    assert "東 · 京 · [UNK]" in got["pieces"] and "naive" in got["pieces"]
+    assert rec.external_requests() == []
+    assert rec.errors == []
