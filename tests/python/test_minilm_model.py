@@ -166,6 +166,13 @@ def test_int8_and_float32_agree_on_the_committed_sentences(f32, int8, wp):
     assert same / rows >= QUANT_TOP1
 
 
+def test_the_browsers_einsum_path_gives_the_same_maps(f32, wp, monkeypatch):
+    ids = wp.encode("The einsum path is the one Pyodide takes.").ids
+    plain = minilm.forward(ids, f32)["weights"]
+    monkeypatch.setattr(minilm, "_EINSUM", True)
+    np.testing.assert_allclose(minilm.forward(ids, f32)["weights"], plain, rtol=0, atol=1e-6)
+
+
 def test_gelu_is_the_erf_form():
     import math
 
