@@ -129,3 +129,33 @@ def test_empty_overlong_and_unusual_script(rec):
     assert "東 · 京 · [UNK]" in got["pieces"] and "naive" in got["pieces"]
     assert rec.external_requests() == []
     assert rec.errors == []
+
+
+def run_cell(p, n: int) -> str:
+    cell = p.locator(".attn-cell").nth(n)
+    before = int(cell.get_attribute("data-runs"))
+    cell.locator(".attn-cell__run").click()
+    p.wait_for_function(
+        "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
+        " return r.dataset.state !== 'running' && Number(r.dataset.runs) > runs; }",
+        arg=[n, before],
+        timeout=PYTHON_TIMEOUT_MS,
+    )
+    assert cell.get_attribute("data-state") == "done", cell.inner_text()
+    return cell.locator(".attn-cell__output").inner_text()
+
+
+def test_the_real_model_page_runs_its_cells_on_the_int8_weights(rec):
+    p = rec.page
+    p.goto(rec.base + "real-model/")
+    p.wait_for_selector(".attn-cell[data-state]", state="attached")
+    out = [run_cell(p, n) for n in range(p.locator(".attn-cell").count())]
+    assert "6 layers, vocabulary of 30522 tokens, d_model 384" in out[0]
+    assert "'roam', '##ed'" in out[1]
+    assert "by hand equals minilm.encoder_layer: True" in out[4]
+    assert "every row sums to 1: True" in out[5]
+    assert "layer 0: largest change of any weight 0.000" in out[6]
+    assert "def attention_block" in out[7]
+    assert p.locator(".attn-cell canvas.attn-heatmap").count() == 2
+    assert any(u.endswith("vendor/minilm/all-minilm-l6-v2.int8.safetensors") for u in rec.requests)
+    assert rec.external_requests() == [] and rec.errors == []

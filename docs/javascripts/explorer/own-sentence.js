@@ -104,7 +104,7 @@ export class OwnSentencePanel {
     const id = `${map.id}-own`;
     this.root = el("section", "attn-own");
     this.root.setAttribute("aria-labelledby", `${id}-title`);
-    const title = el("p", "attn-map__title", "Your own sentence");
+    const title = el("p", "attn-own__title", "Your own sentence");
     title.id = `${id}-title`;
     const size = mb(own.weights.bytes + own.vocab.bytes);
     const about = el(
@@ -127,14 +127,14 @@ export class OwnSentencePanel {
     this.text.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this.run();
     });
-    this.statusBox = el("div", "attn-map__status");
+    this.statusBox = el("div", "attn-own__status");
     this.bar = el("progress", "attn-lab__progress");
     this.bar.setAttribute("aria-label", "Loading the model");
     this.bar.hidden = true;
     this.status = el("span", null, `Nothing downloaded yet; Run fetches ${size} once.`);
     this.status.setAttribute("role", "status");
     this.statusBox.append(this.bar, this.status);
-    this.error = el("div", "attn-map__error");
+    this.error = el("div", "attn-own__error");
     this.error.setAttribute("role", "alert");
     this.errorText = el("p");
     this.retry = button("Retry", "attn-own__retry");

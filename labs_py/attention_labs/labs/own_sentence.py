@@ -20,6 +20,7 @@ import base64
 import hashlib
 import importlib.util
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -95,6 +96,20 @@ def load(weights_url: str = "", vocab_url: str = "", key: str = ""):
         _MODEL.clear()  # one model at a time: the weights take about 100 MB as floats
         _MODEL[key] = (WordPiece(vocab), weights, sha, (time.perf_counter() - t0) * 1000)
     return _MODEL[key]
+
+
+def load_model():
+    """(WordPiece, weights) for a page's code cells: in the browser the int8 files of the
+    site this worker came from (docs/vendor/minilm/, downloaded once and kept), in CPython the
+    installed package's float32 weights."""
+    if sys.platform == "emscripten":
+        from js import location  # ty: ignore  (the worker's own URL, under javascripts/)
+
+        root = str(location.href).split("javascripts/")[0] + "vendor/minilm/"
+        found = load(root + "all-minilm-l6-v2.int8.safetensors", root + "vocab.txt", "site")
+    else:
+        found = load()
+    return found[0], found[1]
 
 
 def head_stats(weights: np.ndarray, ids: list[int], special: list[bool]) -> dict:
