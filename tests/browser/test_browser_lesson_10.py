@@ -7,42 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
-from helpers import RecordedPage
+from lab_pages import lab as sel
+from lab_pages import lab_state, open_lesson, wait_for_runs
 
 LESSON = "lessons/10-position/"
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
-
-STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
-  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
-    : Array.isArray(v) ? v.map(plain)
-    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-    : v;
-  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
-
-
-def sel(lab):
-    return f".attn-lab[data-lab={lab}]"
 
 
 @pytest.fixture(scope="module")
 def lesson(browser, server):
-    rec = RecordedPage(browser, server.base)
-    rec.page.goto(rec.base + LESSON)
-    for lab in ("permutation", "sinusoidal", "rope"):
-        rec.page.wait_for_selector(f"{sel(lab)}[data-status=initial]")
-    yield rec
-    rec.context.close()
+    yield from open_lesson(browser, server, LESSON, ["permutation", "sinusoidal", "rope"])
 
 
-def state(page, lab):
-    return page.evaluate(STATE, sel(lab))
-
-
-def wait_for_runs(page, lab, n):
-    page.wait_for_function(
-        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{sel(lab)}'))",
-        timeout=PYTHON_TIMEOUT_MS,
-    )
+def state(page, name):
+    return lab_state(page, name, keep_nonfinite=True)
 
 
 def assert_same_as_cpython(lab, got, exact=()):
