@@ -21,7 +21,7 @@ export class LabRuntime extends EventTarget {
     this.error = null;
     this.pending = new Map(); // request id -> {resolve, reject}
     this.nextId = 1;
-    this.config = null; // {wheel, pyodide, pyodide_index_url} from build_scripts/hooks/lab.py
+    this.config = null; // {wheel, pyodide, pyodide_index_url, stdlib, ...}: hooks/runtime.py
     this.timings = {};
     this.running = null; // id of the request Python is working on now
     this.interruptBuffer = null; // set when the page is cross-origin isolated
@@ -64,12 +64,19 @@ export class LabRuntime extends EventTarget {
     // A host that never answers must not leave the reader at "loading" for ever.
     clearTimeout(this.watchdog);
     this.watchdog = setTimeout(() => {
-      if (this.state === "loading") this._fail(`no answer after ${STARTUP_TIMEOUT_S} s`);
+      if (this.state === "loading")
+        this._fail(`no answer after ${STARTUP_TIMEOUT_S} s. Check your connection and press Retry.`);
     }, STARTUP_TIMEOUT_S * 1000);
+    const siteURL = (path) => (path ? new URL(path, SITE_ROOT).href : undefined);
     this.worker.postMessage({
       type: "init",
       indexURL,
-      wheelURL: new URL(cfg.wheel, SITE_ROOT).href,
+      wheelURL: siteURL(cfg.wheel),
+      stdlibURL: siteURL(cfg.stdlib),
+      lockFileURL: siteURL(cfg.lock_file),
+      expect: Object.fromEntries(
+        Object.entries(cfg.expect || {}).map(([path, want]) => [siteURL(path), want]),
+      ),
       interruptBuffer: this.interruptBuffer,
       warmLab: this.warmLab,
     });
