@@ -160,7 +160,10 @@ def run(runs: int = 5) -> dict:
                         print(name, summary(results[name]), flush=True)
                 finally:
                     httpd.shutdown()
-                for name, gzip in (("site (lesson 3 runtime)", True), ("site, no compression", False)):
+                for name, gzip in (
+                    ("site (lesson 3 runtime)", True),
+                    ("site, no compression", False),
+                ):
                     stats = {}
                     httpd, base = serve(site, stats, gzip=gzip)
                     try:

@@ -55,7 +55,7 @@ def on_config(config):
     pre = json.loads(manifest.read_text("utf-8")).get("precompiled")
     if pre and not RUNTIME["pyodide_index_url"]:
         stdlib, lock = f"vendor/{pre['stdlib']}", f"vendor/{pre['lock_file']}"
-        RUNTIME.update(stdlib=stdlib, lock_file=lock)
+        RUNTIME.update(stdlib=stdlib, stdlib_more=f"vendor/{pre['stdlib_more']}", lock_file=lock)
         RUNTIME["expect"][stdlib] = _file_check(Path(config["docs_dir"]) / stdlib)
     return config
 

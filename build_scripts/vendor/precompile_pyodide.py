@@ -75,7 +75,12 @@ def used_members(keep: list[str]) -> set[str]:
 
 
 def precompile_stdlib(
-    src: str, out: str, more: str, keep: list[str], finder: str, compress: int = zipfile.ZIP_DEFLATED
+    src: str,
+    out: str,
+    more: str,
+    keep: list[str],
+    finder: str,
+    compress: int = zipfile.ZIP_DEFLATED,
 ) -> dict:
     """The stdlib zip ``src`` as two zips of sourceless .pyc: ``out`` with what start-up,
     NumPy and ``keep`` import (and the finder module ``_stdlib_more``, from the source

@@ -17,7 +17,7 @@ ARCHIVE = f"/lib/python{sys.version_info[0]}{sys.version_info[1]}-more.zip"
 
 
 class MoreStdlibFinder(importlib.abc.MetaPathFinder):
-    """Last on sys.meta_path: asked only for names no other finder knows."""
+    """Answers only for the modules of the second zip, once: then the path finder does."""
 
     def __init__(self, url: str):
         self.url = url
@@ -66,6 +66,7 @@ TOP = frozenset(name.split(".")[0] for name in MODULES)
 
 
 def install(url: str) -> None:
-    """Put the finder last on sys.meta_path; ``url``: where the second zip is."""
+    """Put the finder first on sys.meta_path (it answers only for the second zip's
+    modules, before Pyodide's hook calls them missing); ``url``: where that zip is."""
     if not any(isinstance(f, MoreStdlibFinder) for f in sys.meta_path):
-        sys.meta_path.append(MoreStdlibFinder(url))
+        sys.meta_path.insert(0, MoreStdlibFinder(url))

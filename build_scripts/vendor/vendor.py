@@ -671,8 +671,7 @@ def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
             "numpy": str(base / pre["wheels"][0]["from"]),
         },
         "wheels": [
-            [str(base / w["from"]), str(out / w["file"]), w.get("drop", [])]
-            for w in pre["wheels"]
+            [str(base / w["from"]), str(out / w["file"]), w.get("drop", [])] for w in pre["wheels"]
         ],
     }
     cmd = [node, str(PRECOMPILE_SCRIPT), str(base), json.dumps(job)]
@@ -720,7 +719,10 @@ def precompile(lock: dict, dest: Path, *, log: Log = _log) -> bool:
     log(
         f"vendor: {what}: {done['stdlib']['compiled']} stdlib modules "
         f"({done['stdlib']['more']} on first import), "
-        + ", ".join(f"{w['compiled']} in {s['package']}" for w, s in zip(done["wheels"], pre["wheels"]))
+        + ", ".join(
+            f"{w['compiled']} in {s['package']}"
+            for w, s in zip(done["wheels"], pre["wheels"], strict=True)
+        )
         + f" ({done['python'].split()[0]}, {time.monotonic() - t0:.1f} s), sha256 ok"
     )
     return True

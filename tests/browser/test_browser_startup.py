@@ -93,7 +93,12 @@ def test_wasm_served_as_octet_stream_still_starts(page, host):
     ("file", "how", "names", "says"),
     [
         ("pyodide.asm.wasm", "missing", "Python's WebAssembly core (pyodide.asm.wasm)", "HTTP 404"),
-        ("pyodide.asm.wasm", "truncated", "Python's WebAssembly core (pyodide.asm.wasm)", "could not be compiled"),
+        (
+            "pyodide.asm.wasm",
+            "truncated",
+            "Python's WebAssembly core (pyodide.asm.wasm)",
+            "could not be compiled",
+        ),
         ("pyodide.asm.js", "missing", "Python's loader (pyodide.asm.js)", "HTTP 404"),
         (STDLIB, "missing", f"Python's standard library ({STDLIB})", "HTTP 404"),
         (STDLIB, "truncated", f"Python's standard library ({STDLIB})", "damaged"),

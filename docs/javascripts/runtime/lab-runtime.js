@@ -65,7 +65,9 @@ export class LabRuntime extends EventTarget {
     clearTimeout(this.watchdog);
     this.watchdog = setTimeout(() => {
       if (this.state === "loading")
-        this._fail(`no answer after ${STARTUP_TIMEOUT_S} s. Check your connection and press Retry.`);
+        this._fail(
+          `no answer after ${STARTUP_TIMEOUT_S} s. Check your connection and press Retry.`,
+        );
     }, STARTUP_TIMEOUT_S * 1000);
     const siteURL = (path) => (path ? new URL(path, SITE_ROOT).href : undefined);
     this.worker.postMessage({
@@ -73,6 +75,7 @@ export class LabRuntime extends EventTarget {
       indexURL,
       wheelURL: siteURL(cfg.wheel),
       stdlibURL: siteURL(cfg.stdlib),
+      stdlibMoreURL: siteURL(cfg.stdlib_more),
       lockFileURL: siteURL(cfg.lock_file),
       expect: Object.fromEntries(
         Object.entries(cfg.expect || {}).map(([path, want]) => [siteURL(path), want]),

@@ -25,12 +25,16 @@ function progress(step, message) {
   self.postMessage({ type: "progress", step, total: TOTAL_STEPS, message, at: now() });
 }
 
-/** The message of an error; for a Python traceback, its last line (the exception). */
+/** The message of an error; for a Python traceback, its exception (last "Name: ..." line
+ * and the lines of its message after it, joined). */
 function lastLine(err) {
   const lines = String(err?.message || err)
     .trim()
     .split("\n");
-  return lines[lines.length - 1];
+  let at = lines.length - 1;
+  while (at > 0 && !/^[A-Za-z_][\w.]*: /.test(lines[at])) at--;
+  if (!/^[A-Za-z_][\w.]*: /.test(lines[at])) at = lines.length - 1;
+  return lines.slice(at).join(" ").replace(/\s+/g, " ");
 }
 
 // What a reader should do when a file is missing or damaged on the server.
@@ -76,7 +80,9 @@ async function checked(url, response, want) {
   try {
     bytes = await response.arrayBuffer();
   } catch (err) {
-    throw failStart(`${describe(url)} was cut off while downloading (${err.message}). ${HOST_HINT}`);
+    throw failStart(
+      `${describe(url)} was cut off while downloading (${err.message}). ${HOST_HINT}`,
+    );
   }
   const damaged = (how) =>
     failStart(`${describe(url)} is damaged: ${how} (from ${url}). ${HOST_HINT}`);
@@ -122,7 +128,9 @@ function guardDownloads(expect) {
           headers: { "Content-Type": "application/wasm" },
         });
       } catch (err) {
-        throw failStart(`${describe(url)} was cut off while downloading (${err.message}). ${HOST_HINT}`);
+        throw failStart(
+          `${describe(url)} was cut off while downloading (${err.message}). ${HOST_HINT}`,
+        );
       }
     }
     return response;
@@ -161,6 +169,7 @@ async function init({
   indexURL,
   wheelURL,
   stdlibURL,
+  stdlibMoreURL,
   lockFileURL,
   expect = {},
   interruptBuffer: buffer,
@@ -194,6 +203,8 @@ async function init({
       throw new Error(await whyNotScript(`${indexURL}pyodide.asm.js`));
     throw err;
   }
+  // The stdlib modules start-up does not need download on their first import.
+  if (stdlibMoreURL) pyodide.pyimport("_stdlib_more").install(stdlibMoreURL);
   // NumPy is loaded here rather than with loadPyodide's `packages` option: that option
   // saved no time in make bench.
   // Stop button: the page writes 2 (SIGINT) here and Python raises KeyboardInterrupt.
