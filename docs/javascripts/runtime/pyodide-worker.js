@@ -1,8 +1,8 @@
 // The Python side of the labs: Pyodide + NumPy + the attention_labs wheel, in a worker so
 // that loading and computing never freeze the page.
 //
-// Messages in:  {type: "init", indexURL, wheelURL, stdlibURL?, lockFileURL?, expect?,
-//                interruptBuffer?, warmLab?}  (expect: {url: {size, sha256}} to check)
+// Messages in:  {type: "init", indexURL, wheelURL, stdlibURL?, stdlibMoreURL?, lockFileURL?,
+//                expect?, interruptBuffer?, warmLab?}  (expect: {url: {size, sha256}})
 //               {type: "run", id, lab, params}        (params: a JSON string)
 //               {type: "cell", id, page, code, name}  (a code cell, in page's namespace)
 //               {type: "check", id, code, checks}     (a code exercise; checks: JSON)
@@ -110,10 +110,18 @@ function guardDownloads(expect) {
     try {
       response = await realFetch(input, init);
     } catch (err) {
+      if (!init?.integrity)
+        throw failStart(
+          `${describe(url)} could not be downloaded (${err.message}; ${url}). Check your connection and press Retry.`,
+        );
+      // A checked download that failed: a missing file fails the check too, so ask again.
+      const again = await realFetch(url).catch(() => null);
+      if (!again?.ok)
+        throw failStart(
+          `${describe(url)} could not be downloaded: ${again ? `HTTP ${again.status}` : err.message} from ${url}. ${HOST_HINT}`,
+        );
       throw failStart(
-        init?.integrity
-          ? `${describe(url)} is damaged: it does not match the checksum in Python's package list (from ${url}). ${HOST_HINT}`
-          : `${describe(url)} could not be downloaded (${err.message}; ${url}). Check your connection and press Retry.`,
+        `${describe(url)} is damaged: it does not match the checksum in Python's package list (from ${url}). ${HOST_HINT}`,
       );
     }
     if (!response.ok)
