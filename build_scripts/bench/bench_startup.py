@@ -103,26 +103,21 @@ def site_once(page, url: str) -> dict:
     return out
 
 
-def measure(browser, url: str, once, runs: int, stats: dict) -> dict:
-    """{cold: [ms], repeat: [ms], bytes, extra: [per cold run dicts]}"""
-    cold, repeat, extra, sent = [], [], [], None
-    for i in range(runs):
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        try:
-            page = context.new_page()
-            stats.clear()
-            first = once(page, url)
-            if not first.get("ok"):
-                raise RuntimeError(f"start-up failed at {url}: {first.get('error')}")
-            if i == 0:
-                sent = stats.get("bytes", 0)
-            cold.append(first["ms"])
-            extra.append(first)
-            again = once(page, url)  # a repeat visit: HTTP cache and compiled wasm warm
-            repeat.append(again["ms"])
-        finally:
-            context.close()
-    return {"cold": cold, "repeat": repeat, "bytes": sent, "extra": extra}
+def measure_once(browser, url: str, once, stats: dict) -> dict:
+    """One cold visit in a fresh context (empty HTTP and code cache), then a repeat visit
+    (the page reloaded in it): {cold, repeat (ms), bytes (cold, server side), extra}."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        page = context.new_page()
+        stats.clear()
+        first = once(page, url)
+        if not first.get("ok"):
+            raise RuntimeError(f"start-up failed at {url}: {first.get('error')}")
+        sent = stats.get("bytes", 0)
+        again = once(page, url)
+        return {"cold": first["ms"], "repeat": again["ms"], "bytes": sent, "extra": first}
+    finally:
+        context.close()
 
 
 def serve(directory: Path, stats: dict, gzip: bool = True):
@@ -132,49 +127,56 @@ def serve(directory: Path, stats: dict, gzip: bool = True):
 
 
 def run(runs: int = 5) -> dict:
-    """Every variant, interleaved run by run is not needed: each variant gets its own fresh
-    contexts, all in one browser, in this order. Returns {variant: measure(...)}."""
+    """Every variant, interleaved (run 1 of each, then run 2 of each...) so that a busy
+    machine slows them alike. Returns {variant: {cold: [ms], repeat: [ms], bytes, extra}}."""
+    import json
+
     from playwright.sync_api import sync_playwright
 
     site = ROOT / "site"
-    manifest = __import__("json").loads((site / "vendor" / "manifest.json").read_text("utf-8"))
-    pre = manifest["precompiled"]
-    stdlib = Path(pre["stdlib"]).name
-    lock = Path(pre["lock_file"]).name
-    variants = {
-        "baseline: official loadPyodide + loadPackage(numpy)": "",
-        "+ precompiled stdlib": f"?stdlib={stdlib}",
-        "+ precompiled stdlib and NumPy": f"?stdlib={stdlib}&lock={lock}",
-    }
-    results: dict = {}
+    pre = json.loads((site / "vendor" / "manifest.json").read_text("utf-8"))["precompiled"]
+    stdlib, lock = Path(pre["stdlib"]).name, Path(pre["lock_file"]).name
     tmp = harness_dir(site)
+    servers, variants = [], {}
     try:
+        for directory, gzip in ((Path(tmp.name), True), (site, True), (site, False)):
+            stats: dict = {}
+            httpd, base = serve(directory, stats, gzip)
+            servers.append((httpd, base, stats))
+        (_, harness, h_stats), (_, lesson, l_stats), (_, plain, p_stats) = servers
+        variants = {
+            "baseline: official loadPyodide + loadPackage(numpy)": (harness, harness_once, h_stats),
+            "+ precompiled stdlib": (f"{harness}?stdlib={stdlib}", harness_once, h_stats),
+            "+ precompiled stdlib and NumPy": (
+                f"{harness}?stdlib={stdlib}&lock={lock}",
+                harness_once,
+                h_stats,
+            ),
+            "site (lesson 3 runtime)": (lesson + LESSON, site_once, l_stats),
+            "site, no compression": (plain + LESSON, site_once, p_stats),
+        }
+        results = {
+            name: {"cold": [], "repeat": [], "bytes": None, "extra": []} for name in variants
+        }
         with sync_playwright() as pw:
             browser = launch(pw)
             try:
-                stats: dict = {}
-                httpd, base = serve(Path(tmp.name), stats)
-                try:
-                    for name, query in variants.items():
-                        results[name] = measure(browser, base + query, harness_once, runs, stats)
-                        print(name, summary(results[name]), flush=True)
-                finally:
-                    httpd.shutdown()
-                for name, gzip in (
-                    ("site (lesson 3 runtime)", True),
-                    ("site, no compression", False),
-                ):
-                    stats = {}
-                    httpd, base = serve(site, stats, gzip=gzip)
-                    try:
-                        results[name] = measure(browser, base + LESSON, site_once, runs, stats)
-                        print(name, summary(results[name]), flush=True)
-                    finally:
-                        httpd.shutdown()
+                for _ in range(runs):
+                    for name, (url, once, stats) in variants.items():
+                        got = measure_once(browser, url, once, stats)
+                        r = results[name]
+                        r["cold"].append(got["cold"])
+                        r["repeat"].append(got["repeat"])
+                        r["extra"].append(got["extra"])
+                        r["bytes"] = r["bytes"] if r["bytes"] is not None else got["bytes"]
             finally:
                 browser.close()
     finally:
+        for httpd, _, _ in servers:
+            httpd.shutdown()
         tmp.cleanup()
+    for name, r in results.items():
+        print(name, summary(r), flush=True)
     return results
 
 

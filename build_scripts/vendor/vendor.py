@@ -649,7 +649,7 @@ IMPORT_RE = re.compile(r"^[ \t>]*(?:import[ \t]+([\w.]+)|from[ \t]+([\w.]+)[ \t]
 def code_imports(roots: Iterable[Path] = (REPO / "labs_py", REPO / "docs")) -> list[str]:
     """Every module named by an import statement in the labs' Python and in the site's
     pages and notebooks (cells, exercises, code shown to readers), sorted: the stdlib
-    modules among them go into the first stdlib zip."""
+    modules among them belong in precompiled.stdlib.keep (tests/build/test_vendor.py)."""
     found = set()
     for root in roots:
         for path in sorted(Path(root).rglob("*")):
@@ -671,7 +671,7 @@ def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
             "src": str(base / std["from"]),
             "out": str(out / std["file"]),
             "more": str(out / std["more"]["file"]),
-            "keep": sorted({*std.get("keep", []), *code_imports()}),
+            "keep": std.get("keep", []),
             "finder": (HERE / "stdlib_more.py").read_text("utf-8"),
             "numpy": str(base / pre["wheels"][0]["from"]),
         },
@@ -690,12 +690,16 @@ def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def precompile(lock: dict, dest: Path, *, log: Log = _log) -> bool:
+def precompile(lock: dict, dest: Path, *, log: Log = _log, repin: Path | None = None) -> bool:
     """Write the precompiled stdlib, wheels and lock file into <dest> unless they are
-    there with their pinned sha256. True if anything was written."""
+    there with their pinned sha256. True if anything was written. ``repin``: the lock
+    file's path, whose precompiled sha256 pins are rewritten from this compile (after the
+    keep list or Pyodide changed; review the files first)."""
     pre = lock.get("precompiled")
     pins = precompiled_files(lock)
-    if not pre or all(file_status(dest / rel, sha) is None for rel, sha in pins.items()):
+    if not pre:
+        return False
+    if repin is None and all(file_status(dest / rel, sha) is None for rel, sha in pins.items()):
         return False
     what = "precompiled bytecode"
     base = dest / pre["dest"]
@@ -709,6 +713,13 @@ def precompile(lock: dict, dest: Path, *, log: Log = _log) -> bool:
             out / pre["lock_file"]["file"],
             derived_lock_bytes(base / pre["lock_file"]["from"], wheels),
         )
+        if repin is not None:
+            text = Path(repin).read_text("utf-8")
+            for rel, sha in pins.items():
+                text = text.replace(sha, sha256_file(out / Path(rel).name), 1)
+            write_bytes_atomic(Path(repin), text.encode("utf-8"))
+            pins = precompiled_files(load_lock(repin))
+            log(f"vendor: {what}: pins rewritten in {show(repin)}")
         for rel, sha in pins.items():
             made = out / Path(rel).name
             actual = sha256_file(made)
@@ -881,6 +892,12 @@ def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DE
         help="verify only: no downloads, exit 1 if anything is missing or wrong",
     )
     ap.add_argument(
+        "--update-precompiled-pins",
+        action="store_true",
+        help="compile the stdlib and NumPy again and write their sha256 into the lock "
+        "(after changing precompiled.stdlib.keep or Pyodide; review the outputs)",
+    )
+    ap.add_argument(
         "--lock",
         type=Path,
         default=Path(lock_path),
@@ -898,6 +915,11 @@ def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DE
                 )
                 return 1
             return 0
+        if args.update_precompiled_pins:  # the official files first, then compile and pin
+            for pkg in lock["packages"]:
+                vendor_package(pkg, args.dest, args.cache)
+            precompile(lock, args.dest, repin=args.lock)
+            lock = load_lock(args.lock)
         vendor(lock, args.dest, args.cache)
     except VendorError as exc:
         print(f"vendor: ERROR: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _imp
 import hashlib
 import importlib.util
 import io
@@ -523,3 +524,23 @@ def test_precompile_is_reproducible(tmp_path):
     wheels = [(w, tmp_path / w["file"]) for w in pre["wheels"]]
     derived = vendor.derived_lock_bytes(base / pre["lock_file"]["from"], wheels)
     assert sha(derived) == pre["lock_file"]["sha256"]
+
+
+def test_every_stdlib_module_the_site_imports_is_in_the_first_zip():
+    """Else the reader's first run of that code waits for the second zip (2.5 MB)."""
+    pre = json.loads((VENDORED / "manifest.json").read_text("utf-8"))["precompiled"]
+    core = set(zipfile.ZipFile(VENDORED / pre["stdlib"]).namelist())
+    more = set(zipfile.ZipFile(VENDORED / pre["stdlib_more"]).namelist())
+    late = []
+    for name in vendor.code_imports():
+        if _imp.is_frozen(name):  # io, os...: inside the interpreter itself, never read
+            continue
+        path = name.replace(".", "/")
+        if {f"{path}.pyc", f"{path}/__init__.pyc"} & more:
+            late.append(name)
+    assert not late, (
+        f"the labs or pages import {late}, which are in the second stdlib zip: add them to "
+        "precompiled.stdlib.keep in build_scripts/vendor/vendor-lock.json and run "
+        "python -m build_scripts.vendor.vendor --update-precompiled-pins"
+    )
+    assert "json/__init__.pyc" in core
