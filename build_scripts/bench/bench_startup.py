@@ -97,7 +97,7 @@ def harness_once(page, url: str) -> dict:
 
 def site_once(page, url: str) -> dict:
     page.goto(url)
-    page.wait_for_function("() => window.AttnLabs?.runtime", timeout=60_000)
+    page.wait_for_selector(".attn-lab[data-status=initial]", timeout=60_000)  # configured
     out = page.evaluate(SITE_JS)
     out.update(page.evaluate(PICTURE_JS))
     return out

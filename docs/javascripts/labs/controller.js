@@ -92,7 +92,7 @@ export class LabController {
     this._showRuntime();
     // Start Python as the lab comes into view (from half a screen before it), so it is
     // ready soon after a reader reaches it; a reader who never gets there loads nothing.
-    this.observer = whenNear([root], () => runtime.start());
+    this.observer = whenNear([root], () => runtime.preload());
   }
 
   /** Ask for a recompute with `changes` merged into the parameters. */

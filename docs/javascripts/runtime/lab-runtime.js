@@ -39,6 +39,15 @@ export class LabRuntime extends EventTarget {
     if (lab) this.warmLab = this.warmLab || lab;
   }
 
+  /**
+   * Start Python ahead of use (a component came near view), unless it has failed: then
+   * only the reader's Retry or action starts it again, so a broken host is not asked
+   * again on every scroll and the Retry button stays where the reader saw it.
+   */
+  preload() {
+    if (this.state !== "failed") this.start();
+  }
+
   /** Start the worker if it is not running (`configure` has said where Python is). */
   start() {
     if (this.worker) return;
