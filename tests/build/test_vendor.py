@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _imp
 import hashlib
 import importlib.util
 import io
@@ -442,3 +443,104 @@ def test_esbuild_bundle_refuses_an_unpinned_package_lock(tmp_path):
     with pytest.raises(vendor.VendorError, match="package-lock.json: sha256 mismatch"):
         vendor.bundle_esbuild(source, todo, tmp_path / "dest", tmp_path / "cache", what="cm")
     assert not (tmp_path / "dest").exists()
+
+
+# --------------------------------------------------------------------------- precompiled bytecode
+
+VENDORED = ROOT / "docs" / "vendor"
+PY312_MAGIC = (3531).to_bytes(2, "little") + b"\r\n"  # CPython 3.12's .pyc magic number
+
+
+def test_precompiled_outputs_match_their_pins_and_the_manifest():
+    lock = vendor.load_lock(LOCK)
+    pins = vendor.precompiled_files(lock)
+    assert len(pins) == 4  # stdlib, the rest of the stdlib, NumPy, the lock file
+    for rel, sha256 in pins.items():
+        assert vendor.file_status(VENDORED / rel, sha256) is None, rel
+    manifest = json.loads((VENDORED / "manifest.json").read_text("utf-8"))
+    pre = manifest["precompiled"]
+    assert set(pins) >= {
+        pre["stdlib"],
+        pre["stdlib_more"],
+        pre["lock_file"],
+        *pre["wheels"].values(),
+    }
+    derived = json.loads((VENDORED / pre["lock_file"]).read_text("utf-8"))
+    assert list(derived["packages"]) == ["numpy"]
+    entry = derived["packages"]["numpy"]
+    assert entry["file_name"] == Path(pre["wheels"]["numpy"]).name
+    assert entry["sha256"] == sha((VENDORED / pre["wheels"]["numpy"]).read_bytes())
+
+
+def _pyc_flags(data: bytes) -> int:
+    assert data[:4] == PY312_MAGIC, data[:4]
+    return int.from_bytes(data[4:8], "little")
+
+
+def test_precompiled_stdlib_is_sourceless_unchecked_pyc_split_in_two():
+    pre = json.loads((VENDORED / "manifest.json").read_text("utf-8"))["precompiled"]
+    core = zipfile.ZipFile(VENDORED / pre["stdlib"])
+    more = zipfile.ZipFile(VENDORED / pre["stdlib_more"])
+    names = core.namelist() + more.namelist()
+    assert not [n for n in names if n.endswith(".py")]
+    assert len(set(names)) == len(names)  # each module in one zip only
+    for zf in (core, more):
+        for info in zf.infolist()[:50]:
+            assert info.date_time == (1980, 1, 1, 0, 0, 0)
+            if info.filename.endswith(".pyc"):
+                assert _pyc_flags(zf.read(info)) == 0b01  # hash-based, never checked
+    # start-up, NumPy and the labs' imports in the first; the finder of the rest with them
+    for name in ("encodings/__init__.pyc", "json/__init__.pyc", "ast.pyc", "secrets.pyc"):
+        assert name in core.namelist(), name
+    assert "_stdlib_more.pyc" in core.namelist()
+    assert "xml/dom/minidom.pyc" in more.namelist()
+
+
+def test_precompiled_numpy_wheel_is_sourceless_and_its_record_lists_it():
+    pre = json.loads((VENDORED / "manifest.json").read_text("utf-8"))["precompiled"]
+    wheel = zipfile.ZipFile(VENDORED / pre["wheels"]["numpy"])
+    names = set(wheel.namelist())
+    assert "numpy/__init__.pyc" in names and "numpy/__init__.py" not in names
+    assert not [n for n in names if n.endswith((".py", ".pyi", ".h")) or "/f2py/" in n]
+    assert _pyc_flags(wheel.read("numpy/_core/_add_newdocs.pyc")) == 0b01
+    record = wheel.read("numpy-2.0.2.dist-info/RECORD").decode().splitlines()
+    assert {line.split(",")[0] for line in record} == names
+
+
+def test_code_imports_finds_the_labs_and_pages_imports():
+    found = vendor.code_imports()
+    assert {"json", "ast", "math", "numpy"} <= set(found)
+    assert not [n for n in found if n.startswith(".")]
+
+
+def test_precompile_is_reproducible(tmp_path):
+    """The compile, run again here (Pyodide under Node), writes the pinned bytes."""
+    lock = vendor.load_lock(LOCK)
+    pre = lock["precompiled"]
+    base = VENDORED / pre["dest"]
+    vendor.run_precompile(pre, base, tmp_path, what="test")
+    for spec in (pre["stdlib"], pre["stdlib"]["more"], *pre["wheels"]):
+        assert sha((tmp_path / spec["file"]).read_bytes()) == spec["sha256"], spec["file"]
+    wheels = [(w, tmp_path / w["file"]) for w in pre["wheels"]]
+    derived = vendor.derived_lock_bytes(base / pre["lock_file"]["from"], wheels)
+    assert sha(derived) == pre["lock_file"]["sha256"]
+
+
+def test_every_stdlib_module_the_site_imports_is_in_the_first_zip():
+    """Else the reader's first run of that code waits for the second zip (2.5 MB)."""
+    pre = json.loads((VENDORED / "manifest.json").read_text("utf-8"))["precompiled"]
+    core = set(zipfile.ZipFile(VENDORED / pre["stdlib"]).namelist())
+    more = set(zipfile.ZipFile(VENDORED / pre["stdlib_more"]).namelist())
+    late = []
+    for name in vendor.code_imports():
+        if _imp.is_frozen(name):  # io, os...: inside the interpreter itself, never read
+            continue
+        path = name.replace(".", "/")
+        if {f"{path}.pyc", f"{path}/__init__.pyc"} & more:
+            late.append(name)
+    assert not late, (
+        f"the labs or pages import {late}, which are in the second stdlib zip: add them to "
+        "precompiled.stdlib.keep in build_scripts/vendor/vendor-lock.json and run "
+        "python -m build_scripts.vendor.vendor --update-precompiled-pins"
+    )
+    assert "json/__init__.pyc" in core

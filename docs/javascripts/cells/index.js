@@ -26,7 +26,7 @@ class NearWatch {
   constructor(root, targets) {
     this.root = root; // the page's content: it leaves the document with the page
     this.observer = whenNear(targets, () => {
-      runtime.start();
+      runtime.preload();
       requestEditor();
     });
   }

@@ -92,7 +92,7 @@ export class LabController {
     this._showRuntime();
     // Start Python as the lab comes into view (from half a screen before it), so it is
     // ready soon after a reader reaches it; a reader who never gets there loads nothing.
-    this.observer = whenNear([root], () => runtime.start());
+    this.observer = whenNear([root], () => runtime.preload());
   }
 
   /** Ask for a recompute with `changes` merged into the parameters. */
@@ -161,7 +161,10 @@ export class LabController {
     else if (state === "loading")
       text = `${progress.message}… (step ${progress.step} of ${progress.total})${queued ? " Your change will run as soon as Python is ready." : ""}`;
     else if (state === "failed")
-      text = `${progress.message}. The picture above is the precomputed one; check your connection and press Retry.`;
+      // The message says what failed and what to do (worker, runtime); a bare one gets both.
+      text = /[.!]$/.test(progress.message)
+        ? `${progress.message} The picture above is the precomputed one; press Retry.`
+        : `${progress.message}. The picture above is the precomputed one; check your connection and press Retry.`;
     else if (state === "ready" && this.root.dataset.status === "error")
       text = "Showing the last valid result: correct the value above to recompute.";
     else if (state === "ready")

@@ -21,7 +21,7 @@ export class LabRuntime extends EventTarget {
     this.error = null;
     this.pending = new Map(); // request id -> {resolve, reject}
     this.nextId = 1;
-    this.config = null; // {wheel, pyodide, pyodide_index_url} from build_scripts/hooks/lab.py
+    this.config = null; // {wheel, pyodide, pyodide_index_url, stdlib, ...}: hooks/runtime.py
     this.timings = {};
     this.running = null; // id of the request Python is working on now
     this.interruptBuffer = null; // set when the page is cross-origin isolated
@@ -37,6 +37,15 @@ export class LabRuntime extends EventTarget {
   configure(config, lab) {
     this.config = this.config || config || null;
     if (lab) this.warmLab = this.warmLab || lab;
+  }
+
+  /**
+   * Start Python ahead of use (a component came near view), unless it has failed: then
+   * only the reader's Retry or action starts it again, so a broken host is not asked
+   * again on every scroll and the Retry button stays where the reader saw it.
+   */
+  preload() {
+    if (this.state !== "failed") this.start();
   }
 
   /** Start the worker if it is not running (`configure` has said where Python is). */
@@ -64,12 +73,22 @@ export class LabRuntime extends EventTarget {
     // A host that never answers must not leave the reader at "loading" for ever.
     clearTimeout(this.watchdog);
     this.watchdog = setTimeout(() => {
-      if (this.state === "loading") this._fail(`no answer after ${STARTUP_TIMEOUT_S} s`);
+      if (this.state === "loading")
+        this._fail(
+          `no answer after ${STARTUP_TIMEOUT_S} s. Check your connection and press Retry.`,
+        );
     }, STARTUP_TIMEOUT_S * 1000);
+    const siteURL = (path) => (path ? new URL(path, SITE_ROOT).href : undefined);
     this.worker.postMessage({
       type: "init",
       indexURL,
-      wheelURL: new URL(cfg.wheel, SITE_ROOT).href,
+      wheelURL: siteURL(cfg.wheel),
+      stdlibURL: siteURL(cfg.stdlib),
+      stdlibMoreURL: siteURL(cfg.stdlib_more),
+      lockFileURL: siteURL(cfg.lock_file),
+      expect: Object.fromEntries(
+        Object.entries(cfg.expect || {}).map(([path, want]) => [siteURL(path), want]),
+      ),
       interruptBuffer: this.interruptBuffer,
       warmLab: this.warmLab,
     });

@@ -1,0 +1,198 @@
+"""`make bench`, start-up: how soon Python + NumPy are ready in headless Chromium, against
+a baseline measured in the same run.
+
+Baseline: what a peer site does with the official files, a worker that runs
+``loadPyodide({indexURL})`` then ``loadPackage("numpy")`` (official python_stdlib.zip,
+official NumPy wheel, official lock), served by the same server (build_scripts/serve.py,
+precompressed gzip). Between it and the site, one step at a time (same harness page):
+
+- ``+ precompiled stdlib``: ``stdLibURL`` = the stdlib zip compiled at vendor time;
+- ``+ precompiled NumPy``: and the lock file naming the compiled NumPy wheel;
+- site: the real lesson page's runtime (docs/javascripts/runtime/), which also installs the
+  labs wheel, imports it and runs the page's lab once;
+- site, no compression: the same with the server's gzip off.
+
+Each is timed from ``new Worker`` to "ready" (page load not included: it is the same for
+every row), cold (a fresh browser context, so an empty HTTP and code cache, per run) and on
+a repeat visit (the same context, page reloaded). Bytes are counted by the server for one
+cold run. Also on the lesson page: the lab's first picture (the build's precomputed result)
+against the page's own DOMContentLoaded. A benchmark, not a test: it asserts nothing.
+
+Usage: python -m build_scripts.bench.bench_startup [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+from build_scripts.gates.browser import launch  # noqa: E402
+from build_scripts.serve import make_server  # noqa: E402
+
+LESSON = "lessons/03-attention-pattern/"
+
+HARNESS_HTML = """<!doctype html><meta charset="utf-8"><title>start-up bench</title>
+<script>
+const q = new URLSearchParams(location.search);
+const index = new URL("vendor/pyodide/", location.href).href;
+const t0 = performance.now();
+const w = new Worker("harness-worker.js");
+w.onmessage = (e) => { window.result = { ...e.data, ms: performance.now() - t0 }; };
+w.postMessage({ index, stdlib: q.get("stdlib"), lock: q.get("lock") });
+</script>"""
+
+HARNESS_WORKER = """self.onmessage = async (e) => {
+  const { index, stdlib, lock } = e.data;
+  try {
+    importScripts(index + "pyodide.js");
+    const options = { indexURL: index };
+    if (stdlib) options.stdLibURL = index + stdlib;
+    if (lock) options.lockFileURL = index + lock;
+    const py = await loadPyodide(options);
+    await py.loadPackage("numpy");
+    py.runPython("import numpy");
+    self.postMessage({ ok: true });
+  } catch (err) {
+    self.postMessage({ ok: false, error: String(err) });
+  }
+};"""
+
+SITE_JS = """() => new Promise((resolve) => {
+  const rt = window.AttnLabs.runtime;
+  rt.start();
+  const done = () => resolve(rt.state === 'ready'
+    ? { ok: true, ms: rt.timings.ready - rt.timings.start }
+    : { ok: false, error: rt.error });
+  if (rt.state === 'ready' || rt.state === 'failed') return done();
+  rt.addEventListener('change', () => (rt.state === 'ready' || rt.state === 'failed') && done());
+})"""
+
+PICTURE_JS = """() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const mark = performance.getEntriesByName('lab:initial')[0];
+  return { dcl: nav.domContentLoadedEventEnd, picture: mark ? mark.startTime : null };
+}"""
+
+
+def harness_dir(site: Path) -> tempfile.TemporaryDirectory:
+    """A folder with the harness page and the site's vendor/ (a link: same files)."""
+    tmp = tempfile.TemporaryDirectory(prefix="bench-startup-")
+    d = Path(tmp.name)
+    (d / "index.html").write_text(HARNESS_HTML, "utf-8")
+    (d / "harness-worker.js").write_text(HARNESS_WORKER, "utf-8")
+    (d / "vendor").symlink_to((site / "vendor").resolve(), target_is_directory=True)
+    return tmp
+
+
+def harness_once(page, url: str) -> dict:
+    page.goto(url)
+    page.wait_for_function("() => window.result", timeout=180_000)
+    return page.evaluate("() => window.result")
+
+
+def site_once(page, url: str) -> dict:
+    page.goto(url)
+    page.wait_for_selector(".attn-lab[data-status=initial]", timeout=60_000)  # configured
+    out = page.evaluate(SITE_JS)
+    out.update(page.evaluate(PICTURE_JS))
+    return out
+
+
+def measure_once(browser, url: str, once, stats: dict) -> dict:
+    """One cold visit in a fresh context (empty HTTP and code cache), then a repeat visit
+    (the page reloaded in it): {cold, repeat (ms), bytes (cold, server side), extra}."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        page = context.new_page()
+        stats.clear()
+        first = once(page, url)
+        if not first.get("ok"):
+            raise RuntimeError(f"start-up failed at {url}: {first.get('error')}")
+        sent = stats.get("bytes", 0)
+        again = once(page, url)
+        return {"cold": first["ms"], "repeat": again["ms"], "bytes": sent, "extra": first}
+    finally:
+        context.close()
+
+
+def serve(directory: Path, stats: dict, gzip: bool = True):
+    httpd = make_server(directory, 0, site_url=None, gzip=gzip, stats=stats)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
+
+
+def run(runs: int = 5) -> dict:
+    """Every variant, interleaved (run 1 of each, then run 2 of each...) so that a busy
+    machine slows them alike. Returns {variant: {cold: [ms], repeat: [ms], bytes, extra}}."""
+    import json
+
+    from playwright.sync_api import sync_playwright
+
+    site = ROOT / "site"
+    pre = json.loads((site / "vendor" / "manifest.json").read_text("utf-8"))["precompiled"]
+    stdlib, lock = Path(pre["stdlib"]).name, Path(pre["lock_file"]).name
+    tmp = harness_dir(site)
+    servers, variants = [], {}
+    try:
+        for directory, gzip in ((Path(tmp.name), True), (site, True), (site, False)):
+            stats: dict = {}
+            httpd, base = serve(directory, stats, gzip)
+            servers.append((httpd, base, stats))
+        (_, harness, h_stats), (_, lesson, l_stats), (_, plain, p_stats) = servers
+        variants = {
+            "baseline: official loadPyodide + loadPackage(numpy)": (harness, harness_once, h_stats),
+            "+ precompiled stdlib": (f"{harness}?stdlib={stdlib}", harness_once, h_stats),
+            "+ precompiled stdlib and NumPy": (
+                f"{harness}?stdlib={stdlib}&lock={lock}",
+                harness_once,
+                h_stats,
+            ),
+            "site (lesson 3 runtime)": (lesson + LESSON, site_once, l_stats),
+            "site, no compression": (plain + LESSON, site_once, p_stats),
+        }
+        results = {
+            name: {"cold": [], "repeat": [], "bytes": None, "extra": []} for name in variants
+        }
+        with sync_playwright() as pw:
+            browser = launch(pw)
+            try:
+                for _ in range(runs):
+                    for name, (url, once, stats) in variants.items():
+                        got = measure_once(browser, url, once, stats)
+                        r = results[name]
+                        r["cold"].append(got["cold"])
+                        r["repeat"].append(got["repeat"])
+                        r["extra"].append(got["extra"])
+                        r["bytes"] = r["bytes"] if r["bytes"] is not None else got["bytes"]
+            finally:
+                browser.close()
+    finally:
+        for httpd, _, _ in servers:
+            httpd.shutdown()
+        tmp.cleanup()
+    for name, r in results.items():
+        print(name, summary(r), flush=True)
+    return results
+
+
+def summary(r: dict) -> str:
+    return (
+        f"cold {statistics.median(r['cold']) / 1e3:.2f} s, "
+        f"repeat {statistics.median(r['repeat']) / 1e3:.2f} s, {r['bytes'] / 1e6:.2f} MB"
+    )
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    return run(args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+// Start the vendored Pyodide under Node and run precompile_pyodide.py in it (see there).
+//
+//   node precompile_pyodide.mjs <pyodide dir> <job JSON>
+//
+// job: {"stdlib": {src, out, more, keep: [module names], finder: source, numpy: wheel}?,
+//       "wheels": [[src, out, [suffixes to drop]], ...]}, paths on this machine. The
+// folders of every path are mounted into Pyodide's file system (NODEFS), so Python reads
+// and writes the host's files. Prints one JSON line of what was done.
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+const [dir, jobText] = process.argv.slice(2);
+const job = JSON.parse(jobText);
+const { loadPyodide } = require(path.join(path.resolve(dir), "pyodide.js"));
+const here = path.dirname(new URL(import.meta.url).pathname);
+
+const pyodide = await loadPyodide({
+  indexURL: `${path.resolve(dir)}/`,
+  env: { PYTHONHASHSEED: "0" }, // frozensets of constants are marshalled in hash order
+  stdout: (line) => process.stderr.write(`${line}\n`),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+});
+const mounts = new Map();
+const inPyodide = (file) => {
+  const folder = path.dirname(path.resolve(file));
+  if (!mounts.has(folder)) {
+    const point = `/host${mounts.size}`;
+    pyodide.FS.mkdirTree(point);
+    pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: folder }, point);
+    mounts.set(folder, point);
+  }
+  return `${mounts.get(folder)}/${path.basename(file)}`;
+};
+pyodide.FS.mkdirTree("/precompile");
+pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: here }, "/precompile");
+const tool = pyodide.pyimport("sys");
+tool.path.insert(0, "/precompile");
+const mod = pyodide.pyimport("precompile_pyodide");
+const done = { python: pyodide.runPython("import sys; sys.version") };
+if (job.stdlib) {
+  // What NumPy imports belongs in the first zip: load it (the official wheel) first.
+  if (job.stdlib.numpy) await pyodide.loadPackage(path.resolve(job.stdlib.numpy));
+  const { src, out, more, keep, finder } = job.stdlib;
+  const made = mod.precompile_stdlib(
+    inPyodide(src),
+    inPyodide(out),
+    inPyodide(more),
+    pyodide.toPy(keep),
+    finder,
+  );
+  done.stdlib = made.toJs({ dict_converter: Object.fromEntries });
+}
+done.wheels = [];
+for (const [src, out, drop] of job.wheels || []) {
+  const made = mod.precompile_wheel(inPyodide(src), inPyodide(out), drop || []);
+  done.wheels.push(made.toJs({ dict_converter: Object.fromEntries }));
+}
+process.stdout.write(`${JSON.stringify(done)}\n`);

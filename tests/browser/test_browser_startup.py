@@ -1,0 +1,151 @@
+"""Python's start-up on hosts that serve it wrong, in a real headless Chromium: a server
+that misbehaves on purpose (a wrong type for the wasm, a missing or cut-off file) and the
+lab, which must start anyway or say within seconds which file failed, how, and what to do.
+Also the standard library's second zip, downloaded on a reader's first import from it."""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from helpers import LESSON, SITE, RecordedPage
+
+from build_scripts.serve import SiteHandler
+
+LAB = ".attn-lab[data-lab=attention_pattern]"
+MANIFEST = json.loads((SITE / "vendor" / "manifest.json").read_text("utf-8"))
+PRE = MANIFEST["precompiled"]
+STDLIB = Path(PRE["stdlib"]).name
+STDLIB_MORE = Path(PRE["stdlib_more"]).name
+NUMPY = Path(PRE["wheels"]["numpy"]).name
+LABS = next((SITE / "vendor" / "labs").glob("attention_labs-*.whl")).name
+# Far below the runtime's 120-s watchdog: a failure must be reported, not timed out.
+FAIL_WITHIN_MS = 60_000
+READY_MS = 120_000
+
+
+class MisbehavingHandler(SiteHandler):
+    """The site's server, except for paths ending with a key of ``rules``: "missing" (404),
+    "truncated" (the first half, with a Content-Length that says so), "octet-stream" (the
+    whole file, with that type and no compression)."""
+
+    rules: dict[str, str] = {}
+    quiet = True
+
+    def do_GET(self):
+        path = self.path.split("?")[0]
+        how = next((h for end, h in self.rules.items() if path.endswith(end)), None)
+        if how is None:
+            return super().do_GET()
+        if how == "missing":
+            return self.send_error(404, "Not Found")
+        data = Path(self.translate_path(self.path)).read_bytes()
+        if how == "truncated":
+            return self._send_bytes(data[: len(data) // 2], self.guess_type(path))
+        return self._send_bytes(data, "application/octet-stream")
+
+
+@pytest.fixture(scope="module")
+def host(site_url):
+    handler = type("Handler", (MisbehavingHandler,), {"rules": {}, "site_url": site_url})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(SITE)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.rules = handler.rules
+    yield httpd
+    httpd.shutdown()
+
+
+@pytest.fixture
+def page(browser, host):
+    rec = RecordedPage(browser, host.base)
+    yield rec.page
+    rec.context.close()
+    host.rules.clear()
+
+
+def start(page, base: str, timeout: int) -> dict:
+    """Open lesson 3, start Python, wait until it is ready or has failed."""
+    page.goto(base + LESSON + "/")
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    page.locator(LAB).scroll_into_view_if_needed()  # the page's cells come near view too
+    page.evaluate("() => window.AttnLabs.runtime.start()")
+    page.wait_for_function(
+        "() => ['ready', 'failed'].includes(window.AttnLabs.runtime.state)", timeout=timeout
+    )
+    return page.evaluate(
+        "() => ({state: window.AttnLabs.runtime.state, message: window.AttnLabs.runtime.progress.message})"
+    )
+
+
+def test_wasm_served_as_octet_stream_still_starts(page, host):
+    host.rules[".wasm"] = "octet-stream"
+    got = start(page, host.base, READY_MS)
+    assert got["state"] == "ready", got
+    page.locator("input[id$='-causal']").check()
+    page.wait_for_function(f"() => document.querySelector('{LAB}').dataset.runs >= 1")
+
+
+@pytest.mark.parametrize(
+    ("file", "how", "names", "says"),
+    [
+        ("pyodide.asm.wasm", "missing", "Python's WebAssembly core (pyodide.asm.wasm)", "HTTP 404"),
+        (
+            "pyodide.asm.wasm",
+            "truncated",
+            "Python's WebAssembly core (pyodide.asm.wasm)",
+            "could not be compiled",
+        ),
+        ("pyodide.asm.js", "missing", "Python's loader (pyodide.asm.js)", "HTTP 404"),
+        (STDLIB, "missing", f"Python's standard library ({STDLIB})", "HTTP 404"),
+        (STDLIB, "truncated", f"Python's standard library ({STDLIB})", "damaged"),
+        (NUMPY, "missing", f"NumPy ({NUMPY})", "HTTP 404"),
+        (NUMPY, "truncated", f"NumPy ({NUMPY})", "damaged"),
+        (LABS, "missing", f"the labs package ({LABS})", "HTTP 404"),
+        (LABS, "truncated", f"the labs package ({LABS})", "damaged"),
+    ],
+)
+def test_a_missing_or_cut_off_file_is_named_with_its_status(page, host, file, how, names, says):
+    host.rules[file] = how
+    got = start(page, host.base, FAIL_WITHIN_MS)
+    assert got["state"] == "failed", got
+    message = got["message"]
+    assert message.startswith("Python could not start: "), message
+    assert names in message and says in message, message
+    assert "no answer after" not in message  # reported, not timed out
+    status = page.locator(f"{LAB} .attn-lab__status-text").inner_text()
+    assert names in status and "press Retry" in status, status
+    assert "Failed to fetch" not in status and "exit(1)" not in status, status
+    # The host is fixed: Retry starts Python.
+    host.rules.clear()
+    page.click(f"{LAB} button.attn-lab__retry")
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=READY_MS)
+
+
+CELL_JS = """async (code) => {
+  const out = await window.AttnLabs.runtime.runCell('startup-test', code, '<cell>');
+  return JSON.stringify(out);
+}"""
+
+
+def test_rest_of_the_stdlib_loads_on_first_import_or_says_why_not(page, host):
+    host.rules[STDLIB_MORE] = "missing"
+    assert start(page, host.base, READY_MS)["state"] == "ready"
+    failed = page.evaluate(CELL_JS, "import xml.dom.minidom")
+    assert "ModuleNotFoundError" in failed and STDLIB_MORE in failed and "404" in failed, failed
+    host.rules.clear()
+    page.evaluate("() => window.AttnLabs.runtime.restart()")
+    page.wait_for_function("() => window.AttnLabs.runtime.state === 'ready'", timeout=READY_MS)
+    ok = json.loads(
+        page.evaluate(
+            CELL_JS,
+            "import xml.dom.minidom, encodings.cp1252, json\n"
+            "xml.dom.minidom.parseString('<a>hi</a>').documentElement.tagName",
+        )
+    )
+    assert ok["error"] is None, ok
+    assert "'a'" in json.dumps(ok["value"]), ok
