@@ -196,11 +196,16 @@ def test_the_same_sentence_compared_across_minilm_and_smollm2(rec):
     assert "compare=smollm2-135m%3A" in page.url or "compare=smollm2-135m:" in page.url
     title = page.locator(f"{compare} .attn-map__title").inner_text()
     assert title.startswith(f"{SMOL_LABEL} · layer 20, head 3 · sentence “mole-animal”")
-    # and the compare panel's own picker goes back to MiniLM
-    page.select_option(f"{compare} select[id$=-model]", MINI)
+    # turned off and on again: one panel, then a second within MiniLM
+    page.uncheck(f"{MAP} input[id$=-compare]")
+    assert page.locator(f"{MAP} .attn-map__panel").count() == 1
+    page.check(f"{MAP} input[id$=-compare]")
+    assert page.locator(f"{compare} .attn-map__title").inner_text().startswith("all-MiniLM-L6-v2")
+    # and the compare panel's own picker goes to SmolLM2 again
+    page.select_option(f"{compare} select[id$=-model]", SMOL)
     page.wait_for_function(
         f"() => document.querySelector('{compare} .attn-map__title')"
-        ".textContent.startsWith('all-MiniLM-L6-v2')"
+        f".textContent.startsWith('{SMOL_LABEL}')"
     )
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     assert rec.errors == [] and rec.external_requests() == []

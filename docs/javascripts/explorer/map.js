@@ -371,15 +371,18 @@ export class AttentionMap {
     }
     this.panels.classList.toggle("attn-map__panels--two", Boolean(s.compare));
     this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first);
-    const other = this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache;
-    // Another model has other tokens: its query is the token over the same characters.
-    this.comparePanel?.show(
-      other,
-      s.compare.layer,
-      s.compare.head,
-      matchQuery(this.cache.asset, this.main.query, other.asset),
-      s.exclude_first,
-    );
+    if (this.comparePanel) {
+      const other =
+        this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache;
+      // Another model has other tokens: its query is the token over the same characters.
+      this.comparePanel.show(
+        other,
+        s.compare.layer,
+        s.compare.head,
+        matchQuery(this.cache.asset, this.main.query, other.asset),
+        s.exclude_first,
+      );
+    }
     this.recompute.show(this.cache.asset, s.layer, s.head);
     this.timings.head = performance.now() - t0;
   }
