@@ -96,7 +96,7 @@ def main(argv=None) -> int:
                 f"| {name}: load ({on}) | {load:.1f} s |",
                 f"| {name}, {len(sentences)} sentences on {on}: wall time (median of "
                 f"{args.runs}, range {min(seconds):.3f}–{max(seconds):.3f} s) | {median:.3f} s |",
-                f"| {name}: sentences per second ({on}) | {len(sentences) / median:.1f} |",
+                f"| {name}: sentences per second ({on}) | {len(sentences) / median:.3g} |",
             ]
             del loaded
         rows = [sizes(pc.OUT / a["path"]) for a in index["assets"] if a["model"] == slug]
