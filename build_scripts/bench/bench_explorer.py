@@ -1,6 +1,7 @@
 """`make bench`, explorer part: how fast the attention-map explorer draws, in Chromium.
 
-For the largest committed asset (most bytes in docs/assets/attention/index.json), each run
+For the largest committed asset of each model (most bytes in
+docs/assets/attention/index.json: for SmolLM2, 270 heads of its longest sentence), each run
 opens a fresh Chromium on the explorer page with that sentence in the grid view, against
 the built site on a local server (build_scripts/serve.py), and reads:
 
@@ -45,10 +46,14 @@ SWITCH_JS = """() => {
 }"""
 
 
-def largest_asset() -> dict:
-    """The index entry of the committed asset with the most bytes."""
+def largest_assets() -> list[dict]:
+    """The index entry of each model's committed asset with the most bytes, in index order."""
     index = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
-    return max(index["assets"], key=lambda a: a["bytes"])
+    return [
+        max((a for a in index["assets"] if a["model"] == m["slug"]), key=lambda a: a["bytes"])
+        for m in index["models"]
+        if any(a["model"] == m["slug"] for a in index["assets"])
+    ]
 
 
 def run_once(pw, base: str, entry: dict) -> dict:
@@ -71,31 +76,34 @@ def run_once(pw, base: str, entry: dict) -> dict:
         browser.close()
 
 
-def main(argv=None) -> dict:
-    """Measure ``--runs`` cold runs; returns {"asset": entry, "runs": [...]}."""
+def main(argv=None) -> list[dict]:
+    """Measure ``--runs`` cold runs per model; returns [{"asset": entry, "runs": [...]}, ...]."""
     from playwright.sync_api import sync_playwright
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
-    entry = largest_asset()
     server = make_server(ROOT / "site", isolate=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
+    results = []
     try:
         with sync_playwright() as pw:
-            runs = [run_once(pw, base, entry) for _ in range(args.runs)]
+            for entry in largest_assets():
+                runs = [run_once(pw, base, entry) for _ in range(args.runs)]
+                results.append({"asset": entry, "runs": runs})
     finally:
         server.shutdown()
-    result = {"asset": entry, "runs": runs}
-    switches = [t for r in runs for t in r["switch"]]
-    print(
-        f"{entry['path']} (seq_len {entry['seq_len']}): grid draw "
-        f"{statistics.median(r['grid'] for r in runs):.1f} ms, start to grid "
-        f"{statistics.median(r['startToGrid'] for r in runs):.1f} ms, head switch median "
-        f"{statistics.median(switches):.2f} ms over {len(switches)}"
-    )
-    return result
+    for result in results:
+        entry, runs = result["asset"], result["runs"]
+        switches = [t for r in runs for t in r["switch"]]
+        print(
+            f"{entry['path']} (seq_len {entry['seq_len']}): grid draw "
+            f"{statistics.median(r['grid'] for r in runs):.1f} ms, start to grid "
+            f"{statistics.median(r['startToGrid'] for r in runs):.1f} ms, head switch median "
+            f"{statistics.median(switches):.2f} ms over {len(switches)}"
+        )
+    return results
 
 
 if __name__ == "__main__":

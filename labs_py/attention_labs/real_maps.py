@@ -118,6 +118,41 @@ def induction_targets(token_ids, ignore=None):
     return targets
 
 
+def longest_repeat(token_ids, ignore=None):
+    """Length of the longest run of tokens that occurs twice in ``token_ids`` (the two
+    copies may overlap); 0 when no token repeats.
+
+    The induction score (`induction_score`) measures copying only where a sequence repeats:
+    on a lone repeated word it averages one or two queries. The explorer shows it when this
+    is 3 or more (docs/javascripts/explorer/parts.js computes the same).
+
+    Args:
+        token_ids: sequence of seq_len ints.
+        ignore: optional sequence of seq_len bools; True marks tokens (such as [CLS] or
+            <|endoftext|>) that never count as a repetition and end a run.
+
+    Raises ValueError when ``ignore`` does not have one entry per token.
+    """
+    ids = [int(t) for t in token_ids]
+    skip = [False] * len(ids) if ignore is None else [bool(s) for s in ignore]
+    if len(skip) != len(ids):
+        raise ValueError(f"ignore must have {len(ids)} entries (one per token); got {len(skip)}")
+    n = len(ids)
+    longest = 0
+    for query in range(n):
+        for key in range(query):
+            run = 0
+            while (
+                query + run < n
+                and ids[key + run] == ids[query + run]
+                and not skip[key + run]
+                and not skip[query + run]
+            ):
+                run += 1
+            longest = max(longest, run)
+    return longest
+
+
 def induction_score(weights, token_ids, ignore=None):
     """Share of attention on induction targets (see `induction_targets`), averaged over the
     queries that have one; ``None`` when no token repeats.

@@ -390,7 +390,7 @@ def test_the_decoder_smollm2_draws_its_270_heads_and_recomputes_a_gqa_head(recor
     page = open_explorer(recorded, f"?model={SLUG}&sentence=next-word&view=model")
     options = page.locator(f"{MAP} select[id$=-model] option").all_inner_texts()
     assert any("all-MiniLM-L6-v2" in o for o in options)
-    assert any("SmolLM2-135M-Instruct (decoder)" in o for o in options)
+    assert "SmolLM2-135M-Instruct (Q4_1, dequantised), decoder" in options
     page.select_option(f"{MAP} select[id$=-model]", "smollm2-135m")
     page.wait_for_function(
         f"() => document.querySelectorAll('{MAP} .attn-map__thumb').length === "

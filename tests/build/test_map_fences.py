@@ -37,6 +37,7 @@ CONTRACT_KEYS = [
     "caption",
     "asset",
     "model_id",
+    "model_source",
     "recompute",
 ]
 
@@ -132,6 +133,7 @@ def test_full_fence_becomes_a_placeholder_with_the_contracts_keys():
         "caption": "Layer 3, head 7",
         "asset": asset_entry("fluffy-creature")["path"],
         "model_id": model["id"],
+        "model_source": model["source"],
         "recompute": None,
     }
     assert (ATTENTION / config["asset"]).is_file()

@@ -129,7 +129,12 @@ def test_make_commands_expand_to_a_precompute_the_script_accepts(line):
 def test_python_commands_parse_with_the_scripts_own_options(line):
     module, argv = split_python_command(line)
     ns = parse_cli(module, argv)
-    assert ns.model, f"the page should name the model explicitly: {line}"
+    if module is compare_devices and not ns.model:
+        # without --model it compares the models whose maps are committed, as the page says
+        index = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
+        assert list(compare_devices.DEFAULT_MODELS) == [m["id"] for m in index["models"]]
+    else:
+        assert ns.model, f"the page should name the model explicitly: {line}"
 
 
 def test_device_choices_on_the_page_are_the_scripts():
@@ -275,3 +280,18 @@ def test_the_pages_constants_are_the_scripts():
     assert [m["qkv_heads"] for m in index["models"]] == [pc.QKV_HEADS] * len(index["models"])
     assert f"tolerance = {compare_devices.TOLERANCE!r}  #" in PAGE
     assert "build_scripts" not in PAGE.split("```numbers")[1].split("```")[0]
+
+
+def test_compare_devices_on_a_machine_without_cuda_says_so_and_stops(monkeypatch, capsys):
+    """The page says it "says so and stops" without a GPU: it exits 2 with that reason,
+    before loading a model or training (so this costs nothing)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # the same on a GPU machine
+    loaded = []
+    monkeypatch.setattr(pc, "load_model", lambda *a: loaded.append(a))
+    assert compare_devices.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("compare_devices: error: no CUDA device")
+    assert "needs a GPU machine" in err and err.count("\n") == 1
+    assert loaded == []

@@ -29,3 +29,21 @@ def test_the_encoder_has_no_strong_induction_head():
     claim("ten random words said twice")
     words = asset["sentence"]["text"].split()
     assert len(words) == 20 and words[:10] == words[10:]
+
+
+def test_smollm2_gives_the_first_token_half_to_two_thirds_of_its_weight_from_layer_2_on():
+    claim("from layer 2 on, the heads give it half to two thirds of their weight on average")
+    smol = ROOT / "docs" / "assets" / "attention" / "smollm2-135m"
+    for path in smol.glob("*.json"):
+        first = np.array(json.loads(path.read_text("utf-8"))["head_stats"]["first_token"])
+        assert 0.45 <= first[2:].mean() <= 0.7, path.name  # 0.49 to 0.68 today
+
+
+def test_the_induction_score_is_shown_only_where_a_run_of_three_tokens_repeats():
+    from attention_labs import real_maps
+
+    claim("The induction score is shown only where a run of three or more tokens repeats")
+    tokens = json.loads((MINILM / "induction-random.json").read_text("utf-8"))["tokens"]
+    assert real_maps.longest_repeat(tokens["ids"], tokens["special"]) >= 3
+    js = (ROOT / "docs" / "javascripts" / "explorer" / "parts.js").read_text("utf-8")
+    assert "export const MIN_REPEAT = 3;" in js

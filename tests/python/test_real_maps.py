@@ -116,3 +116,36 @@ def test_special_tokens_never_count_as_repetitions():
     assert real_maps.induction_targets([9, 1, 9, 1], [True, False, True, False]) == {3: [2]}
     with pytest.raises(ValueError, match="one per token"):
         real_maps.induction_targets([1, 2], [True])
+
+
+def test_longest_repeat_finds_the_repeated_run_and_skips_special_tokens():
+    assert real_maps.longest_repeat([5, 1, 2, 3, 1, 2, 3]) == 3
+    assert real_maps.longest_repeat([1, 2, 3, 4]) == 0
+    assert real_maps.longest_repeat([7, 7, 7]) == 2  # the copies may overlap
+    # a lone repeated word is a run of one; a special token ends a run
+    assert real_maps.longest_repeat([4, 1, 9, 1, 8]) == 1
+    assert (
+        real_maps.longest_repeat([0, 1, 2, 0, 1, 2], [True, False, False, True, False, False]) == 2
+    )
+    with pytest.raises(ValueError, match="ignore must have 3 entries"):
+        real_maps.longest_repeat([1, 2, 3], [False])
+
+
+def test_only_the_repeated_sequence_sentence_has_a_run_of_three_tokens():
+    """The explorer shows the induction score where a run of 3+ tokens repeats: in the
+    committed assets, induction-random for both models (ten words said twice)."""
+    import json
+
+    from helpers import ROOT
+
+    root = ROOT / "docs" / "assets" / "attention"
+    index = json.loads((root / "index.json").read_text("utf-8"))
+    runs = {}
+    for entry in index["assets"]:
+        tokens = json.loads((root / entry["path"]).read_text("utf-8"))["tokens"]
+        runs[entry["model"], entry["sentence"]] = real_maps.longest_repeat(
+            tokens["ids"], tokens["special"]
+        )
+    assert {key for key, run in runs.items() if run >= 3} == {
+        (model["slug"], "induction-random") for model in index["models"]
+    }

@@ -3,7 +3,7 @@
 // between heads, Enter opens one.
 import { colour } from "../renderers/heatmap.js";
 import { el } from "../ui/dom.js";
-import { fmt, modelName, STATS, select } from "./parts.js";
+import { fmt, modelLabel, STATS, select, statUnavailable } from "./parts.js";
 
 // {href, layer, head}: the head to focus in a grid redrawn after Back (instant navigation
 // may draw a new map for the same address; it takes the focus over from the old one).
@@ -75,7 +75,11 @@ export class HeadGrid {
       map.setState({ order: this.orderSel.select.value }),
     );
     gridTop.append(this.statSel.wrap, this.orderSel.wrap);
+    // What the statistic measures here, or why it is not measured (said when it changes).
     this.statHelp = el("p", "attn-map__help");
+    this.statHelp.id = id("stat-help");
+    this.statHelp.setAttribute("aria-live", "polite");
+    this.statSel.select.setAttribute("aria-describedby", this.statHelp.id);
     this.gridCaption = el("p", "attn-map__title");
     this.gridCaption.id = id("grid-caption");
     this.grid = el("div", "attn-map__grid");
@@ -100,15 +104,16 @@ export class HeadGrid {
     const asset = map.cache.asset;
     const { n_layers, n_heads } = asset.model;
     const n = asset.seq_len;
-    const values = asset.head_stats[s.stat];
     const stat = STATS[s.stat];
+    const missing = statUnavailable(asset, s.stat);
+    const values = missing ? null : asset.head_stats[s.stat];
     this.statSel.select.value = s.stat;
     this.orderSel.select.value = s.order;
-    this.statHelp.textContent =
-      values === null
-        ? `${stat.label}: not available for this sentence (no token repeats).`
-        : `${stat.label}: ${stat.help}. Shown under each head; ${stat.high ? "highest" : "lowest"} marked ★.`;
-    this.gridCaption.textContent = `Every head of ${modelName(asset.model.id)} on “${asset.sentence.id}”: ${n_layers} layers × ${n_heads} heads, layer after layer. Left and right arrows move between heads, up and down between layers; Enter opens a head.`;
+    this.statHelp.textContent = missing
+      ? `${stat.label}: ${missing}.`
+      : `${stat.label}: ${stat.help(asset)}. Shown under each head; ${stat.high ? "highest" : "lowest"} marked ★.`;
+    this.statHelp.classList.toggle("attn-map__help--missing", Boolean(missing));
+    this.gridCaption.textContent = `Every head of ${modelLabel(asset.model)} on “${asset.sentence.id}”: ${n_layers} layers × ${n_heads} heads, layer after layer. Left and right arrows move between heads, up and down between layers; Enter opens a head.`;
     const kv = asset.model.n_kv_heads ?? n_heads;
     const gqa =
       kv < n_heads
@@ -136,7 +141,7 @@ export class HeadGrid {
       c.setAttribute("aria-hidden", "true");
       const entry = map.cache.get(l, h);
       drawThumbnail(c, entry.w, n, map.cache.vmax(entry, s.exclude_first), asset.model.causal);
-      const shown = `${mark ? "★ " : ""}${fmt(value, 2)}`;
+      const shown = values ? `${mark ? "★ " : ""}${fmt(value, 2)}` : "–";
       b.append(
         c,
         el("span", "attn-map__thumb-label", `L${l} H${h}`),
@@ -146,8 +151,8 @@ export class HeadGrid {
       // The name starts with the visible text (WCAG 2.5.3), then says it in words.
       b.setAttribute(
         "aria-label",
-        `L${l} H${h} ${shown}: layer ${l}, head ${h}, ${stat.label.toLowerCase()} ` +
-          `${fmt(value)}${mark ? ", the most extreme" : ""}`,
+        `L${l} H${h}${values ? ` ${shown}` : ""}: layer ${l}, head ${h}, ${stat.label.toLowerCase()} ` +
+          `${values ? fmt(value) : "not measured"}${mark ? ", the most extreme" : ""}`,
       );
       b.tabIndex = l === s.layer && h === s.head ? 0 : -1;
       b.addEventListener("click", () => {

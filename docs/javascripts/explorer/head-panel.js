@@ -4,7 +4,7 @@
 import { Heatmap } from "../renderers/heatmap.js";
 import { TokenLines } from "../renderers/token_lines.js";
 import { el } from "../ui/dom.js";
-import { button, fmt, HINT, modelName, STATS, select } from "./parts.js";
+import { button, fmt, HINT, modelLabel, STATS, select, statUnavailable } from "./parts.js";
 
 export class HeadPanel {
   /**
@@ -81,7 +81,7 @@ export class HeadPanel {
       const m = select(
         "Model",
         `${this.id}-model`,
-        models.map((x) => [x.slug, modelName(x.id)]),
+        models.map((x) => [x.slug, modelLabel(x)]),
       );
       m.select.value = asset.model.slug;
       m.select.addEventListener("change", () => this.map.setCompare({ model: m.select.value }));
@@ -128,11 +128,14 @@ export class HeadPanel {
     this.headSel.select.value = String(head);
     const tokens = asset.tokens.text;
     const n = asset.seq_len;
-    const name = modelName(asset.model.id);
+    const name = modelLabel(asset.model);
     this.title.textContent = `${name} · layer ${layer}, head ${head} · sentence “${asset.sentence.id}”`;
     const s = asset.head_stats;
     this.stats.textContent = Object.entries(STATS)
-      .map(([key, st]) => `${st.label}: ${fmt(s[key]?.[layer][head] ?? null)}`)
+      .map(([key, st]) => {
+        const missing = statUnavailable(asset, key);
+        return `${st.label}: ${missing ? missing.split(":")[0] : fmt(s[key][layer][head])}`;
+      })
       .join(" · ");
     const entry = cache.get(layer, head);
     const vmax = cache.vmax(entry, excludeFirst);

@@ -10,9 +10,17 @@ import { loadAsset, loadIndex } from "./assets.js";
 import { HeadGrid, rememberFocus } from "./grid.js";
 import { HeadCache } from "./head-cache.js";
 import { HeadPanel } from "./head-panel.js";
-import { button, checkbox, modelName, select } from "./parts.js";
+import { button, checkbox, modelLabel, select } from "./parts.js";
 import { RecomputePanel } from "./recompute.js";
-import { assetPath, clampToAsset, entryFor, fitToIndex, initialState, modelsFor } from "./state.js";
+import {
+  assetPath,
+  clampToAsset,
+  entryFor,
+  fitToIndex,
+  initialState,
+  matchQuery,
+  modelsFor,
+} from "./state.js";
 import { readUrl, writeUrl } from "./url-state.js";
 
 let uid = 0;
@@ -63,7 +71,7 @@ export class AttentionMap {
       // In a lesson the map downloads as the reader gets near it (half a screen ahead),
       // like the labs, so the lesson itself stays light.
       this._setStatus(
-        `The attention map of ${modelName(config.model_id || config.model)} on “${config.sentence}” loads as you reach it.`,
+        `The attention map of ${modelLabel({ id: config.model_id || config.model, source: config.model_source })} on “${config.sentence}” loads as you reach it.`,
         false,
       );
       root.dataset.state = "waiting";
@@ -242,7 +250,7 @@ export class AttentionMap {
       this.modelSel.select,
       this.index.models.map((m) => [
         m.slug,
-        `${modelName(m.id)} (${m.causal ? "decoder" : "encoder"})`,
+        `${modelLabel(m)}, ${m.causal ? "decoder" : "encoder"}`,
       ]),
     );
     const have = new Set(
@@ -290,8 +298,10 @@ export class AttentionMap {
     if (notes.length) this._note([...(this.linkNotes || []), ...notes]);
     this.linkNotes = [];
     this.sentence.textContent = `Sentence “${asset.sentence.id}”: ${asset.sentence.text}`;
+    const label = modelLabel(asset.model);
+    this.root.setAttribute("aria-label", `Attention map: ${label}, ${asset.sentence.id}`);
     this._setStatus(
-      `${modelName(asset.model.id)} (${asset.model.causal ? "decoder: each token sees only earlier ones" : "encoder: every token sees every token"}), ` +
+      `${label} (${asset.model.causal ? "decoder: each token sees only earlier ones" : "encoder: every token sees every token"}), ` +
         `${asset.model.n_layers} layers × ${asset.model.n_heads} heads, ${asset.seq_len} tokens.`,
       false,
     );
@@ -334,7 +344,11 @@ export class AttentionMap {
           this.state.sentence = this.index.assets.find(
             (a) => a.model === this.state.model,
           ).sentence;
-        if (this.state.compare) this.state.compare.model = this.state.model;
+        // A comparison keeps its model when that model has the sentence too (the same
+        // sentence across two models), else it compares within the picked model.
+        const cmp = this.state.compare;
+        if (cmp && !entryFor(this.index, cmp.model, this.state.sentence))
+          cmp.model = this.state.model;
         this._fillPickers();
       }
       this.state.query = null;
@@ -399,13 +413,18 @@ export class AttentionMap {
     }
     this.panels.classList.toggle("attn-map__panels--two", Boolean(s.compare));
     this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first);
-    this.comparePanel?.show(
-      this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache,
-      s.compare.layer,
-      s.compare.head,
-      this.main.query,
-      s.exclude_first,
-    );
+    if (this.comparePanel) {
+      const other =
+        this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache;
+      // Another model has other tokens: its query is the token over the same characters.
+      this.comparePanel.show(
+        other,
+        s.compare.layer,
+        s.compare.head,
+        matchQuery(this.cache.asset, this.main.query, other.asset),
+        s.exclude_first,
+      );
+    }
     this.recompute.show(this.cache.asset, s.layer, s.head);
     this.timings.head = performance.now() - t0;
   }

@@ -2,34 +2,106 @@
 // and model-name formatting, and its labelled pickers and buttons.
 import { el } from "../ui/dom.js";
 
-// Head statistics stored in each asset (build_scripts/precompute/precompute_attention.py).
+// Head statistics stored in each asset (build_scripts/precompute/precompute_attention.py,
+// labs_py/attention_labs/real_maps.py). `help(asset)` says what the number measures there.
 export const STATS = {
   previous_token: {
-    label: "Previous-token score",
-    help: "mean weight a query gives the token just before it",
+    label: "Previous-token share",
+    help: () => "mean weight a query gives the token just before it",
     high: true,
   },
   first_token: {
-    label: "First-token score",
-    help: "mean weight on the first token (often a resting place: an attention sink)",
+    label: "First-token share (attention sink)",
+    help: (asset) =>
+      `mean weight a query gives the first token, “${asset.tokens.text[0]}”; ` +
+      "a large share is a resting place for weight (an attention sink)",
     high: true,
   },
-  self: { label: "Self score", help: "mean weight a query gives itself", high: true },
+  self: { label: "Self share", help: () => "mean weight a query gives itself", high: true },
   induction: {
     label: "Induction score",
-    help: "weight on the token after an earlier copy of the current token",
+    help: (asset) =>
+      "at a token seen before, the weight on the token that followed its earlier copy " +
+      `(the copying step of an induction head), averaged over the ${repeats(asset).queries} ` +
+      "tokens of this sentence that repeat",
     high: true,
   },
   entropy_bits: {
     label: "Mean entropy (bits)",
-    help: "how spread out each row is: 0 bits looks at one key; more bits, more keys",
+    help: () => "how spread out each row is: 0 bits looks at one key; more bits, more keys",
     high: false,
   },
 };
+
+// The induction score means something only on a sequence of tokens that repeats: a lone
+// repeated word ("the" twice) gives a number from one or two queries, mostly noise.
+export const MIN_REPEAT = 3;
+
+/**
+ * How the tokens of `asset` repeat (the same rule as real_maps.induction_targets and
+ * real_maps.longest_repeat: special tokens never count). Returns {queries, longest}:
+ * the number of queries whose token appeared earlier (those the induction score averages
+ * over), and the length of the longest run of tokens that occurs twice.
+ */
+export function repeats(asset) {
+  const { ids, special } = asset.tokens;
+  const n = ids.length;
+  let queries = 0;
+  let longest = 0;
+  for (let q = 0; q < n; q++) {
+    if (special[q]) continue;
+    let seen = false;
+    for (let k = 0; k < q; k++) {
+      if (special[k] || ids[k] !== ids[q]) continue;
+      seen = true;
+      let run = 0;
+      while (q + run < n && ids[k + run] === ids[q + run] && !special[k + run] && !special[q + run])
+        run++;
+      if (run > longest) longest = run;
+    }
+    if (seen) queries++;
+  }
+  return { queries, longest };
+}
+
+/**
+ * Why the statistic `key` is not shown for `asset`, or null when its stored values mean
+ * something: the induction score needs a repeated run of MIN_REPEAT tokens or more.
+ */
+export function statUnavailable(asset, key) {
+  const values = asset.head_stats[key];
+  if (key === "induction") {
+    const r = repeats(asset);
+    if (values === null || r.queries === 0)
+      return "not measured: no token of this sentence appears twice";
+    if (r.longest < MIN_REPEAT)
+      return (
+        `not measured: no sequence of ${MIN_REPEAT} or more tokens repeats in this sentence ` +
+        `(only ${r.longest === 1 ? "single tokens" : "pairs of tokens"} repeat, at ` +
+        `${r.queries} ${r.queries === 1 ? "query" : "queries"}: too few for a fair score). ` +
+        "Pick a sentence that repeats, such as “induction-random”"
+      );
+    return null;
+  }
+  return values === null || values === undefined ? "not available for this sentence" : null;
+}
+
 export const HINT =
   "Point at a cell, or focus the heatmap and use the arrow keys, to read its weight.";
 export const fmt = (x, digits = 3) => (x === null || x === undefined ? "n/a" : x.toFixed(digits));
-export const modelName = (id) => id.split("/").pop();
+
+/**
+ * The name a reader sees for a model: the last part of its id, and, when the weights are
+ * not the original checkpoint's, how they were made: a GGUF file's quantisation type
+ * (the part before ".gguf", e.g. "SmolLM2-135M-Instruct (Q4_1, dequantised)").
+ * `model`: an index or asset model entry, {id, source?, weights_files?}.
+ */
+export function modelLabel(model) {
+  const name = model.id.split("/").pop();
+  const where = [...(model.weights_files || []), model.source || ""].join(" ");
+  const quant = /\.([A-Za-z0-9_]+)\.gguf\b/.exec(where)?.[1];
+  return quant && /^I?Q\d\w*$/i.test(quant) ? `${name} (${quant}, dequantised)` : name;
+}
 
 /** A labelled <select> of `options` ([value, text] pairs); returns {wrap, select}. */
 export function select(label, id, options) {

@@ -80,3 +80,24 @@ export function clampToAsset(state, asset, compareAsset) {
   }
   return notes;
 }
+
+/**
+ * The query of `to` (another asset of the same sentence, maybe another model's tokens)
+ * that shows the same text as query `q` of `from`: the first token whose characters
+ * (tokens.offsets) overlap q's. An added token ([CLS], <|endoftext|>) maps to the other
+ * model's first token when it starts the sentence and to its last one otherwise
+ * ([SEP]); a token with no overlap maps to the nearest one before it.
+ */
+export function matchQuery(from, q, to) {
+  if (from === to || from.model.slug === to.model.slug) return q;
+  const [start, end] = from.tokens.offsets[q];
+  if (from.tokens.special[q] && start === end) return q === 0 ? 0 : to.seq_len - 1;
+  let before = 0;
+  for (let k = 0; k < to.seq_len; k++) {
+    if (to.tokens.special[k]) continue;
+    const [s, e] = to.tokens.offsets[k];
+    if (s < Math.max(end, start + 1) && e > start) return k;
+    if (e <= start) before = k;
+  }
+  return before;
+}
