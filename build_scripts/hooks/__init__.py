@@ -102,5 +102,9 @@ def on_page_markdown(markdown, page, config, files):
     return lessons.on_page_markdown(markdown, page, config, files)
 
 
+def on_post_page(output, page, config):
+    return notebooks.on_post_page(output, page, config)
+
+
 def on_post_build(config):
     notebooks.on_post_build(config)
