@@ -142,7 +142,7 @@ def section(args) -> list:
         name = f"start-up in {out['version']}"
         n = len(out["site"]["cold"])
         for when, how in (
-            ("cold", f"new browser, empty profile, {n} runs"),
+            ("cold", f"new browser, empty profile, {n} run{'s' if n != 1 else ''}"),
             ("repeat", "page reloaded, HTTP cache warm"),
         ):
             base = statistics.median(out["baseline"][when])
