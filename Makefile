@@ -7,7 +7,7 @@ INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test vendor wheel bench lint clean precompute train-induction
+.PHONY: serve build publish test vendor wheel bench lint clean precompute train-induction
 .PHONY: format check-site new-lesson
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
@@ -18,6 +18,14 @@ serve: build
 ## build: the static site in site/ (mkdocs build --strict), with .gz copies for the server
 build: vendor wheel
 	$(BIN)/mkdocs build --strict --quiet
+	$(PY) -m build_scripts.compress site
+
+## publish: the site for a public host in site/, built for its address:
+##   make publish SITE_URL=https://user.github.io/repo/ (refused without SITE_URL or with a
+##   local address; .github/workflows/pages.yml runs it). `make build` is the local build.
+publish: vendor wheel
+	$(PY) -m build_scripts.hooks.site_url --public "$(SITE_URL)"
+	SITE_URL="$(SITE_URL)" $(BIN)/mkdocs build --strict --quiet
 	$(PY) -m build_scripts.compress site
 
 ## test: lint, then every test (labs math vs PyTorch, build, headless Chromium)
@@ -51,11 +59,13 @@ wheel: $(VENV)/.site-installed
 	rm -rf docs/vendor/labs
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w docs/vendor/labs .
 
-## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts
+## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts; the CI
+##   workflows (.github/workflows/) against GitHub's workflow schema (check-jsonschema)
 lint: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check labs_py build_scripts tests
 	$(BIN)/ruff format --check labs_py build_scripts tests
 	node_modules/.bin/biome ci --colors=off docs/javascripts
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 ## check-site: the browser gates alone on site/ (axe light/dark, offline, lab start, budget)
 check-site: $(VENV)/.test-installed node_modules/.installed build

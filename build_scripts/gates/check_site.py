@@ -159,13 +159,18 @@ def code_part(rel: str) -> str | None:
     return None
 
 
+def site_path(base: str, url: str) -> str:
+    """The site-relative path of ``url``, a URL under ``base`` (which may end in a prefix)."""
+    return urlsplit(url).path[len(urlsplit(base).path) :].lstrip("/")
+
+
 def count_bytes(site: Path, base: str, urls: list[str], record: PageBytes) -> None:
     """Fill ``record`` from the local URLs a page requested (each file counted once)."""
     payload = 0
     for url in dict.fromkeys(urls):
         if not url.startswith(base):
             continue
-        rel = urlsplit(url).path.lstrip("/")
+        rel = site_path(base, url)
         path = site_file(site, rel)
         if path is None:
             continue
@@ -391,7 +396,7 @@ def check_page(
                 record.payload = scratch.payload or 0
     finally:
         context.close()
-    css = [urlsplit(u).path for u in requests if u.startswith(base) and u.endswith(".css")]
+    css = [site_path(base, u) for u in requests if u.startswith(base) and u.endswith(".css")]
     for url in static_remote_fetches(site, page_path, css):
         if url not in external:
             external.append(url)
@@ -449,16 +454,18 @@ def check_site(
     budget: dict | None = None,
     docs: Path = ROOT / "docs",
     site_url: str | None = None,
+    prefix: str = "/",
 ) -> Report:
-    """Run every browser gate on ``pages`` (default: all) of the built ``site``."""
+    """Run every browser gate on ``pages`` (default: all) of the built ``site``, served
+    under the URL path ``prefix`` ("/repo/": as a project site on GitHub Pages is)."""
     if not AXE.is_file():
         raise SystemExit(f"check_site: {AXE} is missing: run `npm ci` (make test does it)")
     started = time.monotonic()
     budget = budget if budget is not None else load_budget()
     pages = site_pages(site) if pages is None else pages
-    httpd = make_server(site, 0, site_url=site_url)
+    httpd = make_server(site, 0, site_url=site_url, prefix=prefix)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    base = f"http://127.0.0.1:{httpd.server_address[1]}{prefix}"
     report = Report()
 
     def where(page, *notes):
