@@ -55,6 +55,11 @@ def status_of(url: str) -> int:
         return err.code
 
 
+def click_link(page, selector: str) -> None:
+    """A reader's click on a nav link (in the drawer, whether or not it is open)."""
+    page.evaluate("(sel) => document.querySelector(sel).click()", selector)
+
+
 def test_the_build_is_for_the_sub_path_and_nothing_is_at_the_host_root(published):
     site = published.site
     sitemap = (site / "sitemap.xml").read_text("utf-8")
@@ -105,7 +110,7 @@ def test_instant_navigation_then_a_cell_runs_and_a_real_map_and_the_explorer_dra
         page.wait_for_function("() => typeof document$ !== 'undefined'")
         page.evaluate("() => { window.__samePage = true; }")
         # A click on a lesson link is intercepted (the sitemap lists it): no reload.
-        page.locator(f'a[href$="{LESSON}"]:visible').first.click()
+        click_link(page, f'a.md-nav__link[href$="{LESSON}"]')
         page.wait_for_url(base + LESSON)
         page.wait_for_selector(".attn-lab[data-status]", state="attached")
         assert page.evaluate("() => window.__samePage === true"), "the click reloaded the page"
@@ -129,7 +134,7 @@ def test_instant_navigation_then_a_cell_runs_and_a_real_map_and_the_explorer_dra
         assert "10" in cell.locator(".attn-cell__output").inner_text()
         # The explorer, reached by instant navigation too, draws every head of the model.
         page.evaluate("() => { window.__samePage = true; }")
-        page.locator('a[href$="explorer/"]:visible').first.click()
+        click_link(page, 'a.md-nav__link[href$="explorer/"]')
         page.wait_for_selector(".attn-map[data-state=ready] .attn-map__thumb", timeout=30_000)
         assert page.locator(".attn-map__thumb").count() >= 12
         assert page.evaluate("() => window.__samePage === true")
