@@ -62,8 +62,8 @@ def test_site_is_fully_usable_when_storage_is_refused(refused):
     page.locator("form[data-md-component=palette] label:visible").first.click()
     page.wait_for_function(f"() => document.body.dataset.mdColorScheme !== {before!r}")
     # Search starts and finds a lesson.
-    page.locator("label.md-search__icon[for=__search], .md-header [for=__search]").first.click()
-    page.locator("input.md-search__input").fill("softmax")
+    page.locator("input.md-search__input").click()
+    page.keyboard.type("softmax")  # Material reads key events, not a filled value
     page.wait_for_selector(".md-search-result__item", timeout=30_000)
     page.keyboard.press("Escape")
     # A lab starts and recomputes.
