@@ -8,7 +8,7 @@ PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: serve build publish test vendor wheel bench lint clean precompute train-induction
-.PHONY: format check-site new-lesson
+.PHONY: format check-site new-lesson publish-address
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
 ##        (cross-origin isolated, so a cell's Stop keeps its variables)
@@ -23,10 +23,13 @@ build: vendor wheel
 ## publish: the site for a public host in site/, built for its address:
 ##   make publish SITE_URL=https://user.github.io/repo/ (refused without SITE_URL or with a
 ##   local address; .github/workflows/pages.yml runs it). `make build` is the local build.
-publish: vendor wheel
-	$(PY) -m build_scripts.hooks.site_url --public "$(SITE_URL)"
+publish: publish-address vendor wheel
 	SITE_URL="$(SITE_URL)" $(BIN)/mkdocs build --strict --quiet
 	$(PY) -m build_scripts.compress site
+
+# publish's first step (before vendoring anything): refuse an unset or local SITE_URL.
+publish-address: $(VENV)/.site-installed
+	$(PY) -m build_scripts.publish --public "$(SITE_URL)"
 
 ## test: lint, then every test (labs math vs PyTorch, build, headless Chromium)
 test: $(VENV)/.test-installed build lint

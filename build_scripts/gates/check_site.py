@@ -4,6 +4,7 @@
     python -m build_scripts.gates.check_site [--site site]
         [--budget build_scripts/gates/budget.json]
         [--page lessons/03-attention-pattern/ ...] [--no-lab]
+        [--prefix /repo/ --site-url https://user.github.io/repo/]   # a `make publish` build
 
 For every page of the built site (each ``index.html`` and ``404.html``), served by
 build_scripts/serve.py on 127.0.0.1 with every other address unreachable:
@@ -493,6 +494,12 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", default=str(BUDGET), help="the budget file")
     parser.add_argument("--page", action="append", help="only this page (URL path); repeatable")
     parser.add_argument("--no-lab", action="store_true", help="do not start the labs")
+    parser.add_argument(
+        "--prefix", default="/", help="serve the site under this path, e.g. /repo/ (make publish)"
+    )
+    parser.add_argument(
+        "--site-url", default=None, help="the build's site_url (default: mkdocs.yml's)"
+    )
     args = parser.parse_args(argv)
     site = Path(args.site)
     if not (site / "index.html").is_file():
@@ -501,7 +508,9 @@ def main(argv=None) -> int:
     import yaml
     from playwright.sync_api import sync_playwright
 
-    site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get("site_url")
+    site_url = args.site_url or yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get(
+        "site_url"
+    )
     with sync_playwright() as pw:
         browser = launch(pw)
         try:
@@ -512,6 +521,7 @@ def main(argv=None) -> int:
                 start_labs=not args.no_lab,
                 budget=load_budget(Path(args.budget)),
                 site_url=site_url,
+                prefix=args.prefix,
             )
         finally:
             browser.close()

@@ -7,7 +7,7 @@ right for ``make serve``. Material's instant navigation intercepts only the link
 under it. So a site published with the wrong ``site_url`` reloads on every click and shows a
 404 page without styles under a sub-path.
 
-    python -m build_scripts.hooks.site_url --public URL   # exit 1 with a message unless publishable
+    python -m build_scripts.publish --public URL   # exit 1 with a message unless publishable
 """
 
 from __future__ import annotations

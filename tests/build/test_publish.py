@@ -62,15 +62,17 @@ def test_the_hook_sets_site_url_only_from_a_set_environment_variable():
 
 
 def test_make_publish_refuses_without_site_url_before_building(tmp_path):
-    cmd = [sys.executable, "-m", "build_scripts.hooks.site_url", "--public", ""]
+    cmd = [sys.executable, "-m", "build_scripts.publish", "--public", ""]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert "make publish SITE_URL=https://user.github.io/repo/" in proc.stderr
     makefile = (ROOT / "Makefile").read_text("utf-8")
     recipe = makefile.split("\npublish:", 1)[1].split("\n\n", 1)[0]
-    # the check comes first, then the build with the address
-    assert recipe.index("site_url --public") < recipe.index("mkdocs build")
-    assert 'SITE_URL="$(SITE_URL)"' in recipe
+    # the address is checked first (before vendoring), then the build gets it
+    assert recipe.startswith(" publish-address vendor wheel\n")
+    assert 'SITE_URL="$(SITE_URL)" $(BIN)/mkdocs build --strict' in recipe
+    check = makefile.split("\npublish-address:", 1)[1].split("\n\n", 1)[0]
+    assert 'build_scripts.publish --public "$(SITE_URL)"' in check
     assert MKDOCS.exists()
 
 
