@@ -44,9 +44,8 @@ def test_public_site_url_is_normalised(value, want):
     ],
 )
 def test_publishing_refuses_a_missing_or_local_address_saying_what_to_pass(value, says):
-    with pytest.raises(site_url.SiteUrlError, match=re.escape(says)) as err:
+    with pytest.raises(site_url.SiteUrlError, match=re.escape(says)):
         site_url.public(value)
-    assert "https://user.github.io/repo/" in str(err.value) or "query" in says
 
 
 def test_the_hook_sets_site_url_only_from_a_set_environment_variable():
@@ -61,7 +60,7 @@ def test_the_hook_sets_site_url_only_from_a_set_environment_variable():
         site_url.configure(config, environ={"SITE_URL": "sub/"})
 
 
-def test_make_publish_refuses_without_site_url_before_building(tmp_path):
+def test_make_publish_refuses_without_site_url_before_building():
     cmd = [sys.executable, "-m", "build_scripts.publish", "--public", ""]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
@@ -73,7 +72,6 @@ def test_make_publish_refuses_without_site_url_before_building(tmp_path):
     assert 'SITE_URL="$(SITE_URL)" $(BIN)/mkdocs build --strict' in recipe
     check = makefile.split("\npublish-address:", 1)[1].split("\n\n", 1)[0]
     assert 'build_scripts.publish --public "$(SITE_URL)"' in check
-    assert MKDOCS.exists()
 
 
 def test_the_local_build_keeps_the_local_address():
@@ -117,7 +115,7 @@ def test_notices_are_the_same_bytes_on_every_run(tmp_path):
     for name in (notices.MARKDOWN, notices.TEXT):
         assert (dest / "notices" / name).read_bytes() == (VENDOR / "notices" / name).read_bytes()
     assert not notices.write(load_lock(), dest, DEFAULT_CACHE, fetch=fetch_source, log=print)
-    assert "30 packages" in lines[0] or "packages" in lines[0]
+    assert re.search(r"third-party notices of \d+ packages", lines[0])
 
 
 def test_notices_page_is_built_and_linked_from_about_and_every_footer():
