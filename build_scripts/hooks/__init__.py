@@ -8,7 +8,8 @@ top-level fence to the module of its kind (``KINDS``): ``lab``, ``attention-map`
 ``lessons`` derives the nav's Lessons and Notebooks sections from the files and renders a
 lesson's prerequisites and notebook link, ``lesson_checks`` is the lesson gate,
 ``notebooks`` writes the downloadable .ipynb files, ``home`` lists the lesson plan on the
-home page and measures what a lab downloads, and ``runtime`` (computed once, in
+home page and measures what a lab downloads, ``glossary`` anchors the glossary's rows and
+links each lesson's first use of a term to its row, and ``runtime`` (computed once, in
 on_config) says where the browser finds Pyodide and the labs wheel.
 
 Modules here import each other relatively only: MkDocs imports this package as ``hooks``
@@ -22,6 +23,7 @@ from pathlib import Path
 from . import (
     attention_map,
     exercise,
+    glossary,
     home,
     lab,
     lesson_checks,
@@ -95,6 +97,7 @@ def on_config(config):
     attention_map.configure(config)
     lessons.configure(config)  # the nav's Lessons and Notebooks sections, from the files
     numbers.DOCS["dir"] = Path(config["docs_dir"])
+    glossary.configure(config)  # the glossary's entries, for its anchors and the lessons' links
     return config
 
 
@@ -112,6 +115,10 @@ def on_page_markdown(markdown, page, config, files):
         markdown = home.expand(markdown, config["docs_dir"])  # the lesson plan
     markdown = render_page(markdown, src_path, line_offset=offset)
     return lessons.on_page_markdown(markdown, page, config, files)
+
+
+def on_page_content(html, page, config, files):
+    return glossary.on_page_content(html, page)  # lessons link each term's first use
 
 
 def on_post_build(config):

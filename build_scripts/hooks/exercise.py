@@ -191,6 +191,13 @@ def check_code_exercise(spec: dict, where: str) -> None:
         raise ExerciseError(f"{where}: exercise starter already passes every check")
 
 
+def whole_numbers(answers: list[dict], tolerance: float) -> bool:
+    """True when every reference value is an integer and the tolerance admits no other
+    integer: the page then says the answers are whole numbers, not "within ±0.01"."""
+    values = [v for a in answers for v in a["values"]]
+    return tolerance <= 0.5 and all(v == round(v) for v in values)
+
+
 def numeric_form(ex_id: str, answers: list[dict], tolerance: float) -> str:
     """Build-time HTML of a numeric exercise's inputs (one line per element, no blank
     lines, so Markdown keeps it as a raw block)."""
@@ -214,10 +221,11 @@ def numeric_form(ex_id: str, answers: list[dict], tolerance: float) -> str:
             )
             lines.append(f'<tr><th scope="row">{e(r)}</th>{cells_html}</tr>')
         lines.append("</tbody></table></div></fieldset>")
-    lines.append(
-        f'<p class="attn-exercise__tolerance">Answers within ±{tolerance:g} of the exact '
-        "value count as right.</p>"
-    )
+    if whole_numbers(answers, tolerance):
+        note = "Every answer is a whole number."
+    else:
+        note = f"Answers within ±{tolerance:g} of the exact value count as right."
+    lines.append(f'<p class="attn-exercise__tolerance">{note}</p>')
     lines.append('<div class="attn-exercise__actions">')
     check = "md-button attn-cell__button attn-exercise__check"
     lines.append(f'<button type="submit" class="{check}">Check</button>')
@@ -241,6 +249,7 @@ def render_exercise(spec: dict, where: str, indent: str) -> str:
         answers = numeric_answers(spec, namespace, where)
         config.update(
             tolerance=spec["tolerance"],
+            whole=whole_numbers(answers, spec["tolerance"]),
             answers=[{k: a[k] for k in ("name", "shape", "values")} for a in answers],
         )
         form = numeric_form(ex_id, answers, spec["tolerance"])

@@ -83,29 +83,13 @@ print(
 # %% [markdown]
 # ## Ablation: remove the induction heads
 #
-# Weight is not importance; an experiment is. Zero the output of both layer-1 heads (set
-# their value vectors' contribution to nothing) and see how often the model still
-# continues the repeat.
+# Weight is not importance; an experiment is. Zero the output of both layer-1 heads (their
+# rows of `W_O`: each still computes its pattern but adds nothing to the residual stream)
+# and see how often the model still continues the repeat.
 
 # %%
-from attention_labs import causal_mask, multi_head_attention  # noqa: E402
-
-
-def forward_without(ids, drop_layer):
-    w = induction.load_weights()
-    n = len(ids)
-    x = w["W_E"][ids] + w["W_pos"][:n]
-    for i, layer in enumerate(w["layers"]):
-        if i == drop_layer:
-            continue  # the layer adds nothing to the residual stream
-        update, _ = multi_head_attention(
-            x, layer["W_Q"], layer["W_K"], layer["W_V"], layer["W_O"], 2, mask=causal_mask(n)
-        )
-        x = x + update
-    return x @ w["W_U"]
-
-
-for label, out in [("whole model", logits), ("without layer 1", forward_without(ids, 1))]:
+without, _ = induction.forward(ids, ablate=[(1, 0), (1, 1)])
+for label, out in [("whole model", logits), ("without layer 1", without)]:
     guess = out.argmax(axis=-1)
     copied = np.mean([guess[q] == ids[q + 1] for q in range(10, len(ids) - 1)])
     print(f"{label:>16}: next letter right on {copied:.0%} of the repeated positions")

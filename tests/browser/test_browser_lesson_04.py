@@ -7,38 +7,24 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
-from helpers import RecordedPage
+from lab_pages import PYTHON_TIMEOUT_MS, lab, lab_state, open_lesson
+from lab_pages import wait_for_runs as runs
 
 LESSON = "lessons/04-masking/"
-LAB = ".attn-lab[data-lab=masking]"
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
-
-STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
-  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v, (x) => Number.isFinite(x) ? x : null)
-    : Array.isArray(v) ? v.map(plain)
-    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-    : v;
-  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+LAB = lab("masking")
 
 
 @pytest.fixture(scope="module")
 def lesson(browser, server):
-    rec = RecordedPage(browser, server.base)
-    rec.page.goto(rec.base + LESSON)
-    rec.page.wait_for_selector(f"{LAB}[data-status=initial]")
-    yield rec
-    rec.context.close()
+    yield from open_lesson(browser, server, LESSON, ["masking"])
 
 
 def state(page):
-    return page.evaluate(STATE, LAB)
+    return lab_state(page, LAB)
 
 
 def wait_for_runs(page, n):
-    page.wait_for_function(
-        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{LAB}'))",
-        timeout=PYTHON_TIMEOUT_MS,
-    )
+    runs(page, LAB, n)
 
 
 def assert_same_as_cpython(got):

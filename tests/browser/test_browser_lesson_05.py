@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import RecordedPage
-from lessons_56 import PYTHON_TIMEOUT_MS, assert_same_as_cpython, lab, press, wait_for_runs
+from lab_pages import PYTHON_TIMEOUT_MS, assert_same_as_cpython, lab, press, wait_for_runs
 
 LESSON = "lessons/05-values-and-the-update/"
 NAME = "value_update"

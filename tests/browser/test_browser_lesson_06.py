@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import RecordedPage
-from lessons_56 import (
+from lab_pages import (
     PYTHON_TIMEOUT_MS,
     assert_same_as_cpython,
     lab,

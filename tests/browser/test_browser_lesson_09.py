@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import RecordedPage
-from lessons_56 import assert_same_as_cpython, lab, lab_state, wait_for_runs
+from lab_pages import assert_same_as_cpython, lab, lab_state, wait_for_runs
 
 LESSON = "lessons/09-kv-cache-mqa-gqa/"
 KV = lab("kv_cache")

@@ -7,42 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
-from helpers import RecordedPage
+from lab_pages import lab as sel
+from lab_pages import lab_state, open_lesson, wait_for_runs
 
 LESSON = "lessons/10-position/"
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
-
-STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
-  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
-    : Array.isArray(v) ? v.map(plain)
-    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-    : v;
-  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
-
-
-def sel(lab):
-    return f".attn-lab[data-lab={lab}]"
 
 
 @pytest.fixture(scope="module")
 def lesson(browser, server):
-    rec = RecordedPage(browser, server.base)
-    rec.page.goto(rec.base + LESSON)
-    for lab in ("permutation", "sinusoidal", "rope"):
-        rec.page.wait_for_selector(f"{sel(lab)}[data-status=initial]")
-    yield rec
-    rec.context.close()
+    yield from open_lesson(browser, server, LESSON, ["permutation", "sinusoidal", "rope"])
 
 
-def state(page, lab):
-    return page.evaluate(STATE, sel(lab))
-
-
-def wait_for_runs(page, lab, n):
-    page.wait_for_function(
-        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{sel(lab)}'))",
-        timeout=PYTHON_TIMEOUT_MS,
-    )
+def state(page, name):
+    return lab_state(page, name, keep_nonfinite=True)
 
 
 def assert_same_as_cpython(lab, got, exact=()):
@@ -103,20 +80,27 @@ def test_permutation_shuffles_moves_and_positions(lesson):
     assert lesson.errors == []
 
 
-def test_sinusoidal_recomputes_at_another_width(lesson):
-    page, lab = lesson.page, "sinusoidal"
+def type_and_recompute(page, lab, name, value):
+    """The build's result is CPython's; then ``name`` typed as ``value`` recomputes in
+    Pyodide what CPython computes. Returns the lab's state after it."""
     got = state(page, lab)
     assert got["runs"] == 0
     assert_same_as_cpython(lab, got)
-    box = sel(lab)
-    page.locator(box).scroll_into_view_if_needed()
-    field = page.locator(f"{box} input[id$='-d_model']")
-    field.fill("16")
+    page.locator(sel(lab)).scroll_into_view_if_needed()
+    field = page.locator(f"{sel(lab)} input[id$='-{name}']")
+    field.fill(str(value))
     field.press("Enter")
     wait_for_runs(page, lab, 1)
     got = state(page, lab)
-    assert got["params"]["d_model"] == 16
+    assert got["params"][name] == value
     assert_same_as_cpython(lab, got)
+    return got
+
+
+def test_sinusoidal_recomputes_at_another_width(lesson):
+    page, lab = lesson.page, "sinusoidal"
+    type_and_recompute(page, lab, "d_model", 16)
+    box = sel(lab)
     rows = page.locator(f"{box} .attn-lab__rows tbody tr")
     assert rows.count() == 8  # one row per pair of dimensions
     assert page.locator(f"{box} .attn-sinusoidal__chart svg").count() >= 1
@@ -125,18 +109,8 @@ def test_sinusoidal_recomputes_at_another_width(lesson):
 
 def test_rope_curves_coincide_after_moving_a_key(lesson):
     page, lab = lesson.page, "rope"
-    got = state(page, lab)
-    assert got["runs"] == 0
-    assert_same_as_cpython(lab, got)
+    got = type_and_recompute(page, lab, "key_b", 2000)
     box = sel(lab)
-    page.locator(box).scroll_into_view_if_needed()
-    field = page.locator(f"{box} input[id$='-key_b']")
-    field.fill("2000")
-    field.press("Enter")
-    wait_for_runs(page, lab, 1)
-    got = state(page, lab)
-    assert got["params"]["key_b"] == 2000
-    assert_same_as_cpython(lab, got)
     assert got["result"]["curve_diff"] < 1e-11
     text = page.locator(f"{box} .attn-lab__cell").first.inner_text()
     assert "with the key at 0 or at 2000" in text

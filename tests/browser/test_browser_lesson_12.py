@@ -8,40 +8,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
-from helpers import RecordedPage
+from lab_pages import PYTHON_TIMEOUT_MS, lab_state, open_lesson, wait_for_runs
+from lab_pages import lab as sel
 
 LESSON = "lessons/12-real-heads/"
-TRAINING = ".attn-lab[data-lab=induction_training]"
-MODEL = ".attn-lab[data-lab=induction_model]"
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
-
-STATE = """(sel) => { const c = document.querySelector(sel).attnLab;
-  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
-    : Array.isArray(v) ? v.map(plain)
-    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-    : v;
-  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
+TRAINING = sel("induction_training")
+MODEL = sel("induction_model")
 
 
 @pytest.fixture(scope="module")
 def lesson(browser, server):
-    rec = RecordedPage(browser, server.base)
-    rec.page.goto(rec.base + LESSON)
-    rec.page.wait_for_selector(f"{TRAINING}[data-status=initial]")
-    rec.page.wait_for_selector(f"{MODEL}[data-status=initial]")
-    yield rec
-    rec.context.close()
+    yield from open_lesson(browser, server, LESSON, [TRAINING, MODEL])
 
 
-def state(page, lab):
-    return page.evaluate(STATE, lab)
-
-
-def wait_for_runs(page, lab, n):
-    page.wait_for_function(
-        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{lab}'))",
-        timeout=PYTHON_TIMEOUT_MS,
-    )
+def state(page, name):
+    return lab_state(page, name, keep_nonfinite=True)
 
 
 def numeric(value):

@@ -8,6 +8,7 @@ prose tells the reader to choose."""
 
 import re
 
+import lesson_text
 import numpy as np
 import pytest
 import yaml
@@ -17,20 +18,14 @@ from attention_labs.labs.meaning_shift import SENTENCES
 from helpers import ROOT
 from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 LAB = "meaning_shift"
 LESSON_PATH = ROOT / "docs" / "lessons" / "01-why-attention.md"
-SOURCE = LESSON_PATH.read_text(encoding="utf-8")
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], "lessons/01-why-attention.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read("lessons/01-why-attention.md")
 
 
-def claim(phrase):
-    """Assert `phrase` (whitespace-normalised) is in the lesson as rendered."""
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def fence_params():

@@ -8,6 +8,7 @@ settings the prose tells the reader to choose."""
 import math
 import re
 
+import lesson_text
 import numpy as np
 import pytest
 import yaml
@@ -16,18 +17,13 @@ from attention_labs.labs import run_lab
 from helpers import ROOT
 from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 LESSON_PATH = ROOT / "docs" / "lessons" / "02-queries-and-keys.md"
-SOURCE = LESSON_PATH.read_text(encoding="utf-8")
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], "lessons/02-queries-and-keys.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read("lessons/02-queries-and-keys.md")
 
 
-def claim(phrase):
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def fence_params(lab):

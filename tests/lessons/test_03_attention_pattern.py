@@ -9,6 +9,7 @@ import json
 import math
 import re
 
+import lesson_text
 import numpy as np
 import pytest
 import yaml
@@ -17,22 +18,16 @@ from attention_labs.labs import run_lab
 from helpers import ROOT
 from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 LESSON_PATH = ROOT / "docs" / "lessons" / "03-attention-pattern.md"
-SOURCE = LESSON_PATH.read_text(encoding="utf-8")
+SOURCE, RENDERED, TEXT = lesson_text.read("lessons/03-attention-pattern.md")
 # The prose as the build renders it: numbers filled, the numbers fence gone, other fences kept.
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], "lessons/03-attention-pattern.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)  # prose wraps lines anywhere: compare with single spaces
 SCORES = (2, 1, 0.1)
 SEEDS = range(5)
 
 
-def claim(phrase):
-    """Assert `phrase` (whitespace-normalised) is in the lesson."""
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def triple(values):

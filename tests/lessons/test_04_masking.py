@@ -7,6 +7,7 @@ import itertools
 import json
 import re
 
+import lesson_text
 import numpy as np
 import pytest
 import torch
@@ -16,19 +17,13 @@ from attention_labs.labs import run_lab, run_lab_json
 from helpers import ROOT
 from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 LESSON_PATH = ROOT / "docs" / "lessons" / "04-masking.md"
-SOURCE = LESSON_PATH.read_text(encoding="utf-8")
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], "lessons/04-masking.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read("lessons/04-masking.md")
 
 
-def claim(phrase):
-    """Assert `phrase` (whitespace-normalised) is in the lesson as rendered."""
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def vec(values, spec=".3f"):

@@ -6,28 +6,21 @@ fails a test. Lab claims hold on the lab's DEFAULT view (the parameters of its f
 
 import re
 
+import lesson_text
 import numpy as np
 import yaml
 from attention_labs import scaled_dot_product_attention
 from attention_labs.labs import run_lab
 from attention_labs.labs import value_update as lab
 from helpers import ROOT
-from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 LESSON_PATH = ROOT / "docs" / "lessons" / "05-values-and-the-update.md"
-SOURCE = LESSON_PATH.read_text(encoding="utf-8")
-RENDERED = hooks.render_page(
-    meta.get_data(SOURCE)[0], "lessons/05-values-and-the-update.md", kinds=()
-)
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read("lessons/05-values-and-the-update.md")
 
 
-def claim(phrase):
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def lab_params():

@@ -8,28 +8,21 @@ import json
 import math
 import re
 
+import lesson_text
 import numpy as np
 import torch
 import yaml
 from attention_labs import multi_head_attention, real_maps
 from attention_labs.labs import run_lab
 from helpers import ROOT
-from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 LESSON_PATH = ROOT / "docs" / "lessons" / "06-multi-head-attention.md"
-SOURCE = LESSON_PATH.read_text(encoding="utf-8")
-RENDERED = hooks.render_page(
-    meta.get_data(SOURCE)[0], "lessons/06-multi-head-attention.md", kinds=()
-)
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read("lessons/06-multi-head-attention.md")
 
 
-def claim(phrase):
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def fences(kind):

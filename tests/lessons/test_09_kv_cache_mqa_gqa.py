@@ -5,27 +5,21 @@ in the lesson as the build renders it."""
 
 import re
 
+import lesson_text
 import numpy as np
 import yaml
 from attention_labs.labs import run_lab
 from attention_labs.labs.cache_size import cache_bytes
 from attention_labs.labs.kv_cache import full_causal_attention, generate_with_cache, random_model
 from attention_labs.labs.param_calculator import PRESETS
-from helpers import ROOT
-from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 NAME = "09-kv-cache-mqa-gqa"
-SOURCE = (ROOT / "docs" / "lessons" / f"{NAME}.md").read_text(encoding="utf-8")
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], f"lessons/{NAME}.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read(f"lessons/{NAME}.md")
 
 
-def claim(phrase):
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def fences(lab):

@@ -7,25 +7,19 @@ import itertools
 import math
 import re
 
+import lesson_text
 import numpy as np
 import yaml
 from attention_labs import apply_rope, rope_frequencies, sinusoidal_positions
 from attention_labs.labs import run_lab
-from helpers import ROOT
-from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 NAME = "10-position"
-SOURCE = (ROOT / "docs" / "lessons" / f"{NAME}.md").read_text(encoding="utf-8")
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], f"lessons/{NAME}.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read(f"lessons/{NAME}.md")
 
 
-def claim(phrase):
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def fences(lab):

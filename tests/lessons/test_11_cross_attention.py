@@ -6,6 +6,7 @@ here and looked up in the lesson as the build renders it, on the lab's default v
 import itertools
 import re
 
+import lesson_text
 import numpy as np
 import yaml
 from attention_labs import cross_attention, multi_head_attention, padding_mask
@@ -14,20 +15,14 @@ from attention_labs.labs import run_lab
 from helpers import ROOT
 from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 NAME = "11-cross-attention"
 LESSON_PATH = ROOT / "docs" / "lessons" / f"{NAME}.md"
-SOURCE = LESSON_PATH.read_text(encoding="utf-8")
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], f"lessons/{NAME}.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read(f"lessons/{NAME}.md")
 
 
-def claim(phrase):
-    """Assert `phrase` (whitespace-normalised) is in the lesson as rendered."""
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def lab_params():

@@ -4,30 +4,24 @@ MiniLM maps and the trained induction model. The prose's numbers come from the l
 lesson as the build renders it."""
 
 import json
-import re
 from pathlib import Path
 
+import lesson_text
 import numpy as np
 import yaml
 from attention_labs import cells, real_maps
 from attention_labs.labs import run_lab
 from attention_labs.models import induction
 from helpers import ROOT
-from mkdocs.utils import meta
 
-from build_scripts import hooks
 from build_scripts.hooks import exercise, scanner
 
 NAME = "12-real-heads"
-SOURCE = (ROOT / "docs" / "lessons" / f"{NAME}.md").read_text(encoding="utf-8")
-RENDERED = hooks.render_page(meta.get_data(SOURCE)[0], f"lessons/{NAME}.md", kinds=())
-TEXT = re.sub(r"\s+", " ", RENDERED)
+SOURCE, RENDERED, TEXT = lesson_text.read(f"lessons/{NAME}.md")
 ASSETS = ROOT / "docs/assets/attention"
 
 
-def claim(phrase):
-    phrase = re.sub(r"\s+", " ", phrase)
-    assert phrase in TEXT, f"the lesson no longer says: {phrase!r}"
+claim = lesson_text.claimer(TEXT)
 
 
 def fences(kind):

@@ -14,6 +14,8 @@ from attention_labs import attention
 from helpers import ROOT
 from mkdocs.utils import meta
 
+from build_scripts.hooks.glossary import parts  # the names one entry defines, with kinds
+
 DOCS = ROOT / "docs"
 PAGE = (DOCS / "glossary.md").read_text("utf-8")
 ROW = re.compile(
@@ -32,21 +34,6 @@ REQUIRED = [
     "causal_mask", "softmax", "temperature", "residual stream", "head", "layer", "token",
     "embedding", "query", "key", "value", "mask",
 ]  # fmt: skip
-
-
-def parts(term_cell: str) -> list[tuple[str, str]]:
-    """The names one entry defines, each with its kind: "code" (in backticks), "math"
-    (in \\( \\)) or "word"."""
-    out = []
-    for part in term_cell.split(", "):
-        part = part.strip()
-        if m := re.fullmatch(r"`(.+)`", part):
-            out.append((m[1], "code"))
-        elif m := re.fullmatch(r"\\\((.+)\\\)", part):
-            out.append((m[1], "math"))
-        else:
-            out.append((part, "word"))
-    return out
 
 
 def names(term_cell: str) -> list[str]:

@@ -287,3 +287,30 @@ def test_pycells_are_numbered_and_keep_their_code():
     html = render(text)
     assert 'aria-label="Python cell 1"' in html and 'aria-label="Python cell 2"' in html
     assert "<b>" not in html  # code is text, never HTML
+
+
+@pytest.mark.parametrize(
+    ("value", "tolerance", "note"),
+    [
+        ("3.0", "0.01", "Every answer is a whole number."),
+        ("1024.0", "0.5", "Every answer is a whole number."),
+        ("1.5", "0.01", "Answers within ±0.01 of the exact value count as right."),
+        ("3.0", "1", "Answers within ±1 of the exact value count as right."),
+    ],
+)
+def test_whole_number_answers_are_said_to_be_whole_not_within_a_tolerance(value, tolerance, note):
+    text, _ = page(
+        "```exercise",
+        "kind: numeric",
+        "id: whole",
+        "title: Whole",
+        "prompt: Count.",
+        f"setup: x = {value}",
+        "answers: [{name: x, label: x, value: x}]",
+        f"tolerance: {tolerance}",
+        "solution: none",
+        "```",
+    )
+    html = render(text)
+    assert f'<p class="attn-exercise__tolerance">{note}</p>' in html
+    assert ("&quot;whole&quot;:true" in html) == note.startswith("Every")

@@ -93,7 +93,9 @@ export class NumericExercise {
     const total = right + wrong + empty + unreadable;
     this.root.dataset.result = right === total ? "right" : "wrong";
     if (right === total) {
-      this.result.textContent = `Right: all ${total} values are within ±${tol} of the exact ones. Solved!`;
+      this.result.textContent = this.data.whole
+        ? `Right: all ${total} values are exact. Solved!`
+        : `Right: all ${total} values are within ±${tol} of the exact ones. Solved!`;
       markSolved(this.root, this.data.id);
       return;
     }

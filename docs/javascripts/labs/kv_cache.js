@@ -84,30 +84,11 @@ export function mount(body, lab) {
   });
 
   // The step: previous / next and a slider over the sentence.
-  const stepBox = el("div", "attn-lab__field attn-lab__field--step");
-  const stepLabel = el("label", null, "Step");
-  const stepSlider = el("input");
-  stepSlider.type = "range";
-  stepSlider.min = 0;
-  stepSlider.id = kit.id("step");
-  stepLabel.htmlFor = stepSlider.id;
-  const prev = el("button", "md-button attn-lab__reseed", "Previous step");
-  const next = el("button", "md-button attn-lab__reseed", "Next step");
-  prev.type = next.type = "button";
-  const stepRow = el("div", "attn-lab__inputs");
-  stepRow.append(prev, stepSlider, next);
-  stepBox.append(stepLabel, stepRow);
-  controls.append(stepBox);
-  kit.inputs.step = stepSlider;
-  let nSteps = lab.params.tokens.length;
-  const goTo = (s) => {
-    const step = Math.max(0, Math.min(nSteps - 1, s));
-    stepSlider.value = step;
-    lab.update({ step });
-  };
-  stepSlider.addEventListener("input", () => goTo(Number(stepSlider.value)));
-  prev.addEventListener("click", () => goTo(lab.params.step - 1));
-  next.addEventListener("click", () => goTo(lab.params.step + 1));
+  const stepper = kit.stepper("step", {
+    label: "Step",
+    previous: "Previous step",
+    next: "Next step",
+  });
 
   // Heads: n_heads from 1, 2, 4, 8; n_kv_heads from its divisors (kept valid in one update).
   const nHeads = field("n_heads", "n_heads (query heads)", el("select"));
@@ -222,12 +203,8 @@ export function mount(body, lab) {
   function render(r) {
     shown = r;
     const t = r.step;
-    nSteps = r.tokens.length;
-    stepSlider.max = nSteps - 1;
-    stepSlider.value = t;
-    stepSlider.setAttribute("aria-valuetext", `step ${t + 1} of ${nSteps}: ${r.tokens[t]}`);
-    prev.disabled = t === 0;
-    next.disabled = t === nSteps - 1;
+    const nSteps = r.tokens.length;
+    stepper.show(t, nSteps, `step ${t + 1} of ${nSteps}: ${r.tokens[t]}`);
     tokens.value = r.tokens.join(" ");
     nHeads.value = String(r.n_heads);
     fillKv(r.n_heads, r.n_kv_heads);

@@ -36,11 +36,9 @@ export function mount(body, lab) {
   verdict.setAttribute("aria-live", "polite");
   const chartBox = el("div", "attn-rope__chart");
   // The y range starts at 0 while every score is non-negative (a range from 2 or 3 would
-  // exaggerate the drops); with negative scores its lower end comes from the data. The
-  // chart reads this array on each draw, so render() sets its first entry.
-  const yDomain = [0, null];
+  // exaggerate the drops); with negative scores its lower end comes from the data: each
+  // update says which (render).
   const chart = lineChart(chartBox, {
-    yDomain,
     label: "Score of the rotated query against the rotated key, against the offset m − n",
     xLabel: "offset m − n (query position − key position)",
     yLabel: "score q·k / √d_head",
@@ -52,8 +50,8 @@ export function mount(body, lab) {
   function render(res) {
     const offsets = Array.from(res.offsets, Number);
     const lowest = Math.min(...Array.from(res.score_a), ...Array.from(res.score_b));
-    yDomain[0] = lowest >= 0 ? 0 : null;
     chart.update({
+      yDomain: [lowest >= 0 ? 0 : null, null],
       series: [
         {
           name: `key at n = ${res.key_a}`,

@@ -91,29 +91,12 @@ export function mount(body, lab) {
   causal.addEventListener("change", () => lab.update({ step: 0 }), { capture: true });
 
   // The step: previous / next buttons and a slider over the tiles read.
-  const stepBox = el("div", "attn-lab__field attn-tiles__step");
-  const stepLabel = el("label", null, "Tile");
-  const stepSlider = el("input");
-  stepSlider.type = "range";
-  stepSlider.id = kit.id("step");
-  stepLabel.htmlFor = stepSlider.id;
-  const prev = el("button", "md-button attn-lab__reseed", "Previous tile");
-  const next = el("button", "md-button attn-lab__reseed", "Next tile");
-  prev.type = next.type = "button";
-  const stepRow = el("div", "attn-lab__inputs");
-  stepRow.append(prev, stepSlider, next);
-  stepBox.append(stepLabel, stepRow);
-  controls.append(stepBox);
-  kit.inputs.step = stepSlider;
-  let nTiles = 1;
-  const goTo = (s) => {
-    const step = Math.max(0, Math.min(nTiles - 1, s));
-    stepSlider.value = step;
-    lab.update({ step });
-  };
-  stepSlider.addEventListener("input", () => goTo(Number(stepSlider.value)));
-  prev.addEventListener("click", () => goTo(lab.params.step - 1));
-  next.addEventListener("click", () => goTo(lab.params.step + 1));
+  const stepper = kit.stepper("step", {
+    label: "Tile",
+    previous: "Previous tile",
+    next: "Next tile",
+    className: "attn-tiles__step",
+  });
 
   const reseed = el("button", "md-button attn-lab__reseed", "New random Q, K, V");
   reseed.type = "button";
@@ -204,13 +187,8 @@ export function mount(body, lab) {
   }
 
   function render(r) {
-    nTiles = r.tiles.length;
-    stepSlider.min = 0;
-    stepSlider.max = nTiles - 1;
-    stepSlider.value = r.step;
-    stepSlider.setAttribute("aria-valuetext", `tile ${r.step + 1} of ${nTiles}`);
-    prev.disabled = r.step === 0;
-    next.disabled = r.step === nTiles - 1;
+    const nTiles = r.tiles.length;
+    stepper.show(r.step, nTiles, `tile ${r.step + 1} of ${nTiles}`);
     for (const name of ["seq_len", "d_head"]) kit.inputs[name].value = r[name] ?? lab.params[name];
     drawGrid(r);
     const [q0, q1] = r.rows;

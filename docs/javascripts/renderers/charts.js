@@ -243,7 +243,10 @@ function styleAxis(g) {
  *   writes them in other units than the axis, e.g. raw counts of a log2 axis; "" when the
  *   series' names carry their units).
  * @returns {{update(data: {series: {name: string, points: [number, number][],
- *   dashed?: boolean}[], marker?: {x: number, label?: string}}), destroy(), figure}}
+ *   dashed?: boolean}[], marker?: {x: number, label?: string},
+ *   yDomain?: [number|null, number|null]}), destroy(), figure}}
+ *   An update's yDomain overrides the option's while its data is shown (a range that
+ *   depends on the data).
  */
 export function lineChart(container, options) {
   const opts = { xLabel: "x", yLabel: "y", xLog2: false, format: defaultFormat, ...options };
@@ -285,7 +288,7 @@ export function lineChart(container, options) {
         .range([0, innerW]);
     }
     let [ylo, yhi] = ys.length ? d3.extent(ys) : [0, 1];
-    const fixed = opts.yDomain || [null, null];
+    const fixed = data.yDomain || opts.yDomain || [null, null];
     if (fixed[0] != null) ylo = fixed[0];
     if (fixed[1] != null) yhi = fixed[1];
     if (!(yhi > ylo)) yhi = ylo + 1;

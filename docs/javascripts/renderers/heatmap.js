@@ -212,15 +212,20 @@ export class Heatmap {
       }
     }
     if (sel) {
-      // Black outside, white inside: visible on every viridis colour and both palettes.
+      // A ring in the page's text colour just outside the cell, and one in the page's
+      // background just inside: the pair contrasts with the page, with any viridis colour
+      // and with the neighbours, in both palettes.
+      const bg = style.getPropertyValue("--md-default-bg-color").trim() || "#fff";
       const x = L.labelW + sel[1] * L.cell;
       const y = L.labelH + sel[0] * L.cell;
-      ctx.lineWidth = 3;
-      ctx.strokeStyle = "#000";
-      ctx.strokeRect(x + 1.5, y + 1.5, L.cell - 3, L.cell - 3);
-      ctx.lineWidth = 1.5;
-      ctx.strokeStyle = "#fff";
-      ctx.strokeRect(x + 3.75, y + 3.75, L.cell - 7.5, L.cell - 7.5);
+      ctx.lineWidth = 2.5;
+      ctx.strokeStyle = fg;
+      ctx.strokeRect(x - 1.25, y - 1.25, L.cell + 2.5, L.cell + 2.5);
+      if (L.cell >= 6) {
+        ctx.lineWidth = 1.5;
+        ctx.strokeStyle = bg;
+        ctx.strokeRect(x + 0.75, y + 0.75, L.cell - 1.5, L.cell - 1.5);
+      }
     }
   }
 

@@ -4,6 +4,7 @@
 //   kit.field(name, label, input, extra?)   labelled input with a page-unique id
 //   kit.temperature()                       number box + logarithmic slider
 //   kit.toggle(name, label)                 checkbox bound to a boolean parameter
+//   kit.stepper(name, labels)               previous / slider / next over 0 … count − 1
 //   kit.markInvalid(param, errorId)         aria-invalid on the control at fault
 import { el } from "./dom.js";
 
@@ -124,5 +125,47 @@ export function controlKit(lab, controls) {
     }
   }
 
-  return { spec, inputs, id, field, numberChanged, temperature, toggle, markInvalid };
+  /**
+   * Step through 0 … count − 1: "previous" and "next" buttons around a slider, bound to the
+   * integer parameter `name`. labels: {label, previous, next, className?}. Returns
+   * {show(step, count, valueText)}, which render calls to mirror the result (the count can
+   * change with other parameters; the ends disable their button).
+   */
+  function stepper(name, labels) {
+    const box = el("div", `attn-lab__field ${labels.className ?? `attn-lab__field--${name}`}`);
+    const lbl = el("label", null, labels.label);
+    const slider = el("input");
+    slider.type = "range";
+    slider.min = 0;
+    slider.id = id(name);
+    lbl.htmlFor = slider.id;
+    const prev = el("button", "md-button attn-lab__reseed", labels.previous);
+    const next = el("button", "md-button attn-lab__reseed", labels.next);
+    prev.type = next.type = "button";
+    const row = el("div", "attn-lab__inputs");
+    row.append(prev, slider, next);
+    box.append(lbl, row);
+    controls.append(box);
+    inputs[name] = slider;
+    let count = 1;
+    const goTo = (s) => {
+      const step = Math.max(0, Math.min(count - 1, s));
+      slider.value = step;
+      lab.update({ [name]: step });
+    };
+    slider.addEventListener("input", () => goTo(Number(slider.value)));
+    prev.addEventListener("click", () => goTo(lab.params[name] - 1));
+    next.addEventListener("click", () => goTo(lab.params[name] + 1));
+    function show(step, n, valueText) {
+      count = n;
+      slider.max = n - 1;
+      slider.value = step;
+      slider.setAttribute("aria-valuetext", valueText);
+      prev.disabled = step === 0;
+      next.disabled = step === n - 1;
+    }
+    return { show };
+  }
+
+  return { spec, inputs, id, field, numberChanged, temperature, toggle, stepper, markInvalid };
 }

@@ -1,32 +1,49 @@
-"""Shared by the browser tests of lessons 5 and 6: one page per lesson for all its labs
-(a module-scoped fixture: one Pyodide start), and each lab's state read from the page."""
+"""Shared by the lessons' browser tests: one page per lesson for all its labs (a
+module-scoped fixture over ``open_lesson``: one Pyodide start), each lab's state read from
+the page, and a wait until its runs are done."""
 
 from __future__ import annotations
 
 import numpy as np
 from attention_labs.labs import run_lab
+from helpers import RecordedPage
 
 PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
 
 
 def lab(name: str) -> str:
-    return f".attn-lab[data-lab={name}]"
+    """The selector of lab ``name`` on its page (a selector is returned as it is)."""
+    return name if name.startswith(".attn-lab") else f".attn-lab[data-lab={name}]"
 
 
-def lab_state(page, name: str) -> dict:
-    """The lab's parameters and current result, typed arrays as lists (-inf as None)."""
+def open_lesson(browser, server, path: str, labs):
+    """For a module-scoped fixture (``yield from``): a recorded page on lesson ``path``,
+    once every lab of ``labs`` shows the build's result; closed after the module."""
+    rec = RecordedPage(browser, server.base)
+    rec.page.goto(rec.base + path)
+    for name in labs:
+        rec.page.wait_for_selector(f"{lab(name)}[data-status=initial]")
+    yield rec
+    rec.context.close()
+
+
+def lab_state(page, name: str, keep_nonfinite: bool = False) -> dict:
+    """The lab's parameters and current result, typed arrays as lists; their -inf and NaN
+    as None unless ``keep_nonfinite``."""
     return page.evaluate(
-        """(sel) => { const c = document.querySelector(sel).attnLab;
-          const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v, (x) => Number.isFinite(x) ? x : null)
+        """([sel, keep]) => { const c = document.querySelector(sel).attnLab;
+          const num = (x) => keep || Number.isFinite(x) ? x : null;
+          const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v, num)
             : Array.isArray(v) ? v.map(plain)
             : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
             : v;
           return {params: c.params, result: plain(c.result), runs: c.runs}; }""",
-        lab(name),
+        [lab(name), keep_nonfinite],
     )
 
 
 def wait_for_runs(page, name: str, n: int):
+    """Until lab ``name`` has answered ``n`` runs and has none in flight or queued."""
     page.wait_for_function(
         f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{lab(name)}'))",
         timeout=PYTHON_TIMEOUT_MS,

@@ -1,0 +1,29 @@
+"""A page's text as the build renders it, for the claims tests of tests/lessons/."""
+
+from __future__ import annotations
+
+import re
+
+from helpers import ROOT
+from mkdocs.utils import meta
+
+from build_scripts import hooks
+
+
+def read(src_uri: str) -> tuple[str, str, str]:
+    """(source, rendered, text) of ``docs/<src_uri>``: the file, its Markdown as the build
+    renders it (numbers filled, no fence rendered), and that with every run of whitespace
+    one space (prose wraps lines anywhere)."""
+    source = (ROOT / "docs" / src_uri).read_text(encoding="utf-8")
+    rendered = hooks.render_page(meta.get_data(source)[0], src_uri, kinds=())
+    return source, rendered, re.sub(r"\s+", " ", rendered)
+
+
+def claimer(text: str):
+    """``claim(phrase)``: assert ``phrase`` (whitespace-normalised) is in ``text``."""
+
+    def claim(phrase: str) -> None:
+        phrase = re.sub(r"\s+", " ", phrase)
+        assert phrase in text, f"the lesson no longer says: {phrase!r}"
+
+    return claim
