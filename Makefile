@@ -7,8 +7,8 @@ INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test vendor wheel bench lint clean precompute train-induction
-.PHONY: format check-site new-lesson
+.PHONY: serve build publish test vendor wheel bench lint clean precompute train-induction
+.PHONY: format check-site new-lesson publish-address
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
 ##        (cross-origin isolated, so a cell's Stop keeps its variables)
@@ -19,6 +19,17 @@ serve: build
 build: vendor wheel
 	$(BIN)/mkdocs build --strict --quiet
 	$(PY) -m build_scripts.compress site
+
+## publish: the site for a public host in site/, built for its address:
+##   make publish SITE_URL=https://user.github.io/repo/ (refused without SITE_URL or with a
+##   local address; .github/workflows/pages.yml runs it). `make build` is the local build.
+publish: publish-address vendor wheel
+	SITE_URL="$(SITE_URL)" $(BIN)/mkdocs build --strict --quiet
+	$(PY) -m build_scripts.compress site
+
+# publish's first step (before vendoring anything): refuse an unset or local SITE_URL.
+publish-address: $(VENV)/.site-installed
+	$(PY) -m build_scripts.publish --public "$(SITE_URL)"
 
 ## test: lint, then every test (labs math vs PyTorch, build, headless Chromium)
 test: $(VENV)/.test-installed build lint
@@ -53,11 +64,13 @@ wheel: $(VENV)/.site-installed
 	rm -rf docs/vendor/labs
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w docs/vendor/labs .
 
-## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts
+## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts; the CI
+##   workflows (.github/workflows/) against GitHub's workflow schema (check-jsonschema)
 lint: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check labs_py build_scripts tests
 	$(BIN)/ruff format --check labs_py build_scripts tests
 	node_modules/.bin/biome ci --colors=off docs/javascripts
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 ## check-site: the browser gates alone on site/ (axe light/dark, offline, lab start, budget)
 check-site: $(VENV)/.test-installed node_modules/.installed build

@@ -8,9 +8,13 @@
 - every file has a ``Last-Modified`` date and a request that already has it
   (``If-Modified-Since``) gets ``304 Not Modified``, so a browser downloads Pyodide once and
   then only checks it (``Cache-Control: no-cache``: a rebuilt file is fetched again);
+- a missing file gets the site's own ``404.html`` with status 404, as GitHub Pages and
+  most static hosts send it;
+- ``--prefix /repo/`` serves the site under that path only, with nothing at the host root,
+  as a project site on GitHub Pages is (``https://user.github.io/repo/``);
 - ``--isolate`` adds the COOP/COEP headers that make a page cross-origin isolated.
 
-Usage: python -m build_scripts.serve [--port 8000] [--dir site] [--site-url URL]
+Usage: python -m build_scripts.serve [--port 8000] [--dir site] [--site-url URL] [--prefix /]
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ TYPES = {
 class SiteHandler(SimpleHTTPRequestHandler):
     extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **TYPES}
     site_url = "http://127.0.0.1:8000/"
+    prefix = "/"  # the URL path the site is served under; other paths are 404
     isolate = False
     quiet = False
     gzip = True
@@ -52,6 +57,32 @@ class SiteHandler(SimpleHTTPRequestHandler):
             self.send_header("Cross-Origin-Opener-Policy", "same-origin")
             self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         super().end_headers()
+
+    def translate_path(self, path):
+        # Under a prefix, only its paths map to the site; anything else maps to no file.
+        route = path.split("?", 1)[0].split("#", 1)[0]
+        if self.prefix != "/":
+            if not (route + "/").startswith(self.prefix):
+                return str(Path(self.directory) / ".outside-prefix" / "none")
+            path = "/" + path[len(self.prefix) :]
+        return super().translate_path(path)
+
+    def send_error(self, code, message=None, explain=None):
+        # A missing file under the site gets the site's 404 page, as static hosts send it.
+        page = Path(self.directory) / "404.html"
+        route = self.path.split("?", 1)[0]
+        inside = (route + "/").startswith(self.prefix)
+        if code == 404 and inside and page.is_file() and self.command in ("GET", "HEAD"):
+            body = page.read_bytes()
+            self.send_response(404, message)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command == "GET":
+                self.wfile.write(body)
+                self._count(len(body))
+            return
+        super().send_error(code, message, explain)
 
     def do_GET(self):
         if any(self.path.split("?")[0].endswith(end) for end in self.unavailable):
@@ -84,7 +115,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
         return True
 
     def _send_sitemap(self, path: Path):
-        origin = f"http://{self.headers.get('Host', '127.0.0.1')}/"
+        origin = f"http://{self.headers.get('Host', '127.0.0.1')}{self.prefix}"
         body = path.read_text("utf-8").replace(self.site_url, origin).encode("utf-8")
         self._send_bytes(body, "application/xml")
 
@@ -138,18 +169,29 @@ def make_server(
     quiet: bool = True,
     gzip: bool = True,
     stats: dict | None = None,
+    prefix: str = "/",
 ) -> ThreadingHTTPServer:
     """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started.
 
     ``gzip=False`` ignores the precompressed files; a ``stats`` dict is filled with the
-    bytes and requests served (for benchmarks). Tests can make paths fail with
+    bytes and requests served (for benchmarks). ``prefix`` ("/repo/") serves the site under
+    that path, with nothing (404) elsewhere. Tests can make paths fail with
     ``server.RequestHandlerClass.func.unavailable.add(path_suffix)``."""
     directory = Path(directory)
     if not (directory / "index.html").is_file():
         raise SystemExit(
             f"serve: {directory}/index.html not found: build the site first (make build)"
         )
-    attrs = {"isolate": isolate, "quiet": quiet, "gzip": gzip, "stats": stats, "unavailable": set()}
+    if not (prefix.startswith("/") and prefix.endswith("/")):
+        raise ValueError(f"serve: prefix {prefix!r} must start and end with '/', e.g. /repo/")
+    attrs = {
+        "prefix": prefix,
+        "isolate": isolate,
+        "quiet": quiet,
+        "gzip": gzip,
+        "stats": stats,
+        "unavailable": set(),
+    }
     if site_url:
         attrs["site_url"] = site_url
     handler = type("Handler", (SiteHandler,), attrs)
@@ -164,9 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default="site", help="the built site (default: site)")
     parser.add_argument("--site-url", default=None, help="site_url from mkdocs.yml")
     parser.add_argument("--isolate", action="store_true", help="send COOP/COEP headers")
+    parser.add_argument("--prefix", default="/", help="serve under this path only, e.g. /repo/")
     args = parser.parse_args(argv)
     try:
-        server = make_server(args.dir, args.port, args.site_url, args.isolate, quiet=False)
+        server = make_server(
+            args.dir, args.port, args.site_url, args.isolate, quiet=False, prefix=args.prefix
+        )
     except OSError as err:
         print(
             f"serve: cannot listen on 127.0.0.1:{args.port}: {err.strerror}. "
@@ -175,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     host, port = server.server_address[:2]
-    print(f"Serving {args.dir}/ at http://{host}:{port}/  (Ctrl+C to stop)", flush=True)
+    print(f"Serving {args.dir}/ at http://{host}:{port}{args.prefix}  (Ctrl+C to stop)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -24,11 +24,13 @@ VENDOR = ROOT / "docs" / "vendor"
 LESSON = "lessons/03-attention-pattern"
 
 
-def mkdocs_build(site_dir, config_file=None):
+def mkdocs_build(site_dir, config_file=None, env=None):
+    """``mkdocs build --strict`` into ``site_dir``; ``env``: more environment variables
+    (e.g. ``{"SITE_URL": ...}``)."""
     cmd = [str(MKDOCS), "build", "--strict", "-d", str(site_dir)]
     if config_file is not None:
         cmd += ["-f", str(config_file)]
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **(env or {}))
     # generous: twelve lessons' notebooks run in the build; a loaded 2-core box took 130 s
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     return proc, proc.stdout + proc.stderr
@@ -59,6 +61,8 @@ def project_copy(tmp_path, pages=None, vendor=True, execute=()):
     config["docs_dir"] = str(docs)
     config["site_dir"] = str(tmp_path / "site")
     config["hooks"] = [str((ROOT / hook).resolve()) for hook in config["hooks"]]
+    if config["theme"].get("custom_dir"):  # relative to the config file, which moves
+        config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
     for plugin in config["plugins"]:
         if isinstance(plugin, dict) and "mkdocs-jupyter" in plugin:
             others = sorted(

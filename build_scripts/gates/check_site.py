@@ -4,6 +4,7 @@
     python -m build_scripts.gates.check_site [--site site]
         [--budget build_scripts/gates/budget.json]
         [--page lessons/03-attention-pattern/ ...] [--no-lab]
+        [--prefix /repo/ --site-url https://user.github.io/repo/]   # a `make publish` build
 
 For every page of the built site (each ``index.html`` and ``404.html``), served by
 build_scripts/serve.py on 127.0.0.1 with every other address unreachable:
@@ -159,13 +160,18 @@ def code_part(rel: str) -> str | None:
     return None
 
 
+def site_path(base: str, url: str) -> str:
+    """The site-relative path of ``url``, a URL under ``base`` (which may end in a prefix)."""
+    return urlsplit(url).path[len(urlsplit(base).path) :].lstrip("/")
+
+
 def count_bytes(site: Path, base: str, urls: list[str], record: PageBytes) -> None:
     """Fill ``record`` from the local URLs a page requested (each file counted once)."""
     payload = 0
     for url in dict.fromkeys(urls):
         if not url.startswith(base):
             continue
-        rel = urlsplit(url).path.lstrip("/")
+        rel = site_path(base, url)
         path = site_file(site, rel)
         if path is None:
             continue
@@ -391,7 +397,7 @@ def check_page(
                 record.payload = scratch.payload or 0
     finally:
         context.close()
-    css = [urlsplit(u).path for u in requests if u.startswith(base) and u.endswith(".css")]
+    css = [site_path(base, u) for u in requests if u.startswith(base) and u.endswith(".css")]
     for url in static_remote_fetches(site, page_path, css):
         if url not in external:
             external.append(url)
@@ -449,16 +455,18 @@ def check_site(
     budget: dict | None = None,
     docs: Path = ROOT / "docs",
     site_url: str | None = None,
+    prefix: str = "/",
 ) -> Report:
-    """Run every browser gate on ``pages`` (default: all) of the built ``site``."""
+    """Run every browser gate on ``pages`` (default: all) of the built ``site``, served
+    under the URL path ``prefix`` ("/repo/": as a project site on GitHub Pages is)."""
     if not AXE.is_file():
         raise SystemExit(f"check_site: {AXE} is missing: run `npm ci` (make test does it)")
     started = time.monotonic()
     budget = budget if budget is not None else load_budget()
     pages = site_pages(site) if pages is None else pages
-    httpd = make_server(site, 0, site_url=site_url)
+    httpd = make_server(site, 0, site_url=site_url, prefix=prefix)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    base = f"http://127.0.0.1:{httpd.server_address[1]}{prefix}"
     report = Report()
 
     def where(page, *notes):
@@ -486,6 +494,12 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", default=str(BUDGET), help="the budget file")
     parser.add_argument("--page", action="append", help="only this page (URL path); repeatable")
     parser.add_argument("--no-lab", action="store_true", help="do not start the labs")
+    parser.add_argument(
+        "--prefix", default="/", help="serve the site under this path, e.g. /repo/ (make publish)"
+    )
+    parser.add_argument(
+        "--site-url", default=None, help="the build's site_url (default: mkdocs.yml's)"
+    )
     args = parser.parse_args(argv)
     site = Path(args.site)
     if not (site / "index.html").is_file():
@@ -494,7 +508,9 @@ def main(argv=None) -> int:
     import yaml
     from playwright.sync_api import sync_playwright
 
-    site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get("site_url")
+    site_url = args.site_url or yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8")).get(
+        "site_url"
+    )
     with sync_playwright() as pw:
         browser = launch(pw)
         try:
@@ -505,6 +521,7 @@ def main(argv=None) -> int:
                 start_labs=not args.no_lab,
                 budget=load_budget(Path(args.budget)),
                 site_url=site_url,
+                prefix=args.prefix,
             )
         finally:
             browser.close()

@@ -31,6 +31,7 @@ from . import (
     notebooks,
     numbers,
     pycell,
+    site_url,
 )
 from . import runtime as runtime_config
 from .scanner import Page, front_matter_lines, scan
@@ -91,6 +92,7 @@ def render_page(markdown: str, src_path: str, line_offset: int = 0, kinds=None) 
 
 
 def on_config(config):
+    site_url.configure(config)  # SITE_URL from the deployment, before anything reads it
     runtime_config.on_config(config)  # once per build, for every placeholder
     attention_map.configure(config)
     lessons.configure(config)  # the nav's Lessons and Notebooks sections, from the files

@@ -46,6 +46,11 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+try:
+    from build_scripts.vendor import notices
+except ImportError:  # run as a file: python build_scripts/vendor/vendor.py
+    import notices
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_LOCK = HERE / "vendor-lock.json"
 REPO = HERE.parents[1]
@@ -921,6 +926,7 @@ def main(argv: Iterable[str] | None = None, *, lock_path: os.PathLike | str = DE
             precompile(lock, args.dest, repin=args.lock)
             lock = load_lock(args.lock)
         vendor(lock, args.dest, args.cache)
+        notices.write(lock, args.dest, args.cache, fetch=fetch_source, error=VendorError)
     except VendorError as exc:
         print(f"vendor: ERROR: {exc}", file=sys.stderr)
         return 1
