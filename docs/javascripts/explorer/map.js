@@ -324,7 +324,7 @@ export class AttentionMap {
     clampToAsset(this.state, asset, null);
     this.sentence.textContent = `Your sentence: ${asset.sentence.text}`;
     this._setStatus(
-      `${modelName(asset.model.id)} computed in your browser (encoder: every token sees every token), ` +
+      `${modelLabel(asset.model)} computed in your browser (encoder: every token sees every token), ` +
         `${asset.model.n_layers} layers × ${asset.model.n_heads} heads, ${asset.seq_len} tokens.`,
       false,
     );
