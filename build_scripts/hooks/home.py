@@ -97,13 +97,30 @@ def _write_cache(cache: dict) -> None:
         pass  # only a cache
 
 
+def not_fetched(docs: Path) -> set[str]:
+    """Names in PAYLOAD_DIRS that a lab does not fetch to start: the ES-module loader and,
+    where the stdlib and NumPy were precompiled at vendor time (docs/vendor/manifest.json,
+    "precompiled"), the official stdlib, lock file and wheels the worker then skips, and the
+    stdlib's second zip (fetched only when reader code first imports a module from it)."""
+    names = set(NOT_FETCHED)
+    manifest = docs / "vendor" / "manifest.json"
+    pre = json.loads(manifest.read_text("utf-8")).get("precompiled") if manifest.is_file() else None
+    if pre:
+        used = {Path(w).name for w in pre["wheels"].values()}
+        official = {p.name for p in (docs / "vendor" / "pyodide").glob("*.whl")} - used
+        names |= {"python_stdlib.zip", "pyodide-lock.json", Path(pre["stdlib_more"]).name}
+        names |= official
+    return names
+
+
 def payload_files(docs_dir) -> list[Path]:
     docs = Path(docs_dir)
+    skip = not_fetched(docs)
     files = [
         p
         for folder in PAYLOAD_DIRS
         for p in sorted((docs / folder).iterdir())
-        if p.is_file() and p.name not in NOT_FETCHED and not p.name.endswith(".gz")
+        if p.is_file() and p.name not in skip and not p.name.endswith(".gz")
     ]
     return files + [docs / rel for rel in PAYLOAD_FILES]
 

@@ -366,7 +366,8 @@ def test_every_page_loads_without_a_javascript_error(lesson, isolated):
         url = isolated.base + path
         if js(d, "return location.href") != url:
             js(d, GO, url)
-            wait(d, ARRIVED, 30, url, what=f"/{path} to load and mount its components")
+            # generous: a busy machine can take long on the explorer (72-270 thumbnails)
+            wait(d, ARRIVED, 120, url, what=f"/{path} to load and mount its components")
         js(d, "window.scrollTo(0, document.body.scrollHeight)")  # what waits below the fold
         settle(d)
         failed = js(

@@ -2,6 +2,7 @@
 runtime.py), called directly (no build): finding ```lab fences, replacing them with
 placeholders, and failing with file:line."""
 
+import hashlib
 import html
 import json
 import re
@@ -423,10 +424,13 @@ def test_on_config_fills_the_runtime_in_the_placeholder(tmp_path):
     try:
         assert runtime.on_config(config) is config
         out = render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md")
+        wheel = "vendor/labs/attention_labs-0.0.0-py3-none-any.whl"
         assert payloads(out)[0]["runtime"] == {
-            "wheel": "vendor/labs/attention_labs-0.0.0-py3-none-any.whl",
+            "wheel": wheel,
             "pyodide_index_url": "https://cdn/x/",
             "pyodide": "vendor/pyodide/",
+            # the worker names a cut-off or damaged wheel: here the empty file's size and hash
+            "expect": {wheel: {"size": 0, "sha256": hashlib.sha256(b"").hexdigest()}},
         }
         runtime.on_config({"docs_dir": str(docs), "extra": {}})
         assert runtime.RUNTIME["pyodide_index_url"] is None

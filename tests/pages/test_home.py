@@ -48,13 +48,17 @@ def lesson_items():
 
 
 def payload_sent_from_site() -> tuple[int, int]:
-    """(sent, raw) bytes of the lab payload as the site serves it: .gz where there is one."""
+    """(sent, raw) bytes of the lab payload as the site serves it: .gz where there is one;
+    not the files the worker skips (the official copies of what was precompiled)."""
+    from build_scripts.hooks.home import not_fetched
+
+    skip = not_fetched(SITE)  # the site's vendor/ is docs/vendor/, manifest included
     sent = raw = 0
     for prefix in PAYLOAD_PREFIXES:
         target = SITE / prefix
         files = [target] if target.is_file() else sorted(target.iterdir())
         for path in files:
-            if path.suffix == ".gz" or path.name == "pyodide.mjs":
+            if path.suffix == ".gz" or path.name in skip:
                 continue
             gz = path.with_name(path.name + ".gz")
             raw += path.stat().st_size
