@@ -221,13 +221,24 @@ def test_a_numeric_and_a_code_exercise_check(lesson):
                 box.clear()
                 box.send_keys(f"{a['values'][i * cols + j]:.4f}")
     root.find_element("css selector", "button.attn-exercise__check").click()
+    # a WebDriver click can return before the page has handled it: wait for the verdict
+    wait(
+        d,
+        "return document.querySelector('#exercise-attention-by-hand').dataset.result",
+        what="the numeric exercise's verdict",
+    )
     assert root.get_attribute("data-result") == "right"
     assert root.find_element("css selector", ".attn-exercise__result").text.startswith("Right")
 
     _, spec = EXERCISES["masked-softmax"]
     sel = "#exercise-masked-softmax"
     js(d, "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", sel)
-    wait(d, f"return !!document.querySelector('{sel} .cm-editor')", what="the exercise's editor")
+    wait(
+        d,
+        f"return !!document.querySelector('{sel} .cm-editor')",
+        PYTHON_TIMEOUT_S,  # the editor's bundle loads with everything else on a busy machine
+        what="the exercise's editor",
+    )
 
     def check(code: str) -> str:
         n = int(js(d, "return document.querySelector(arguments[0]).dataset.checks", sel))
