@@ -391,3 +391,27 @@ def test_every_lab_declares_its_largest_settings_and_they_run(name):
     assert valid != validate_params(name, {}), f"{name}: LARGEST equals the defaults"
     out = run_lab_json(name, json.dumps(largest))
     assert json.loads(out)["ok"], out[:300]
+
+
+def _page_fences():
+    """(where, lab name, fence parameters) of every ```lab fence under docs/."""
+    from pathlib import Path
+
+    from build_scripts.hooks import scanner
+    from build_scripts.hooks.lab import parse_fence
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    for page in sorted(docs.rglob("*.md")):
+        text = page.read_text("utf-8")
+        for fence in scanner.find_fences(text):
+            where = f"{page.relative_to(docs)}:{fence.line_no}"
+            yield (where, *parse_fence(fence.body, where))
+
+
+@pytest.mark.parametrize(("where", "name", "params"), list(_page_fences()))
+def test_largest_settings_run_on_top_of_every_pages_fence(where, name, params):
+    # make bench times LARGEST merged over the page's own parameters: a page parameter
+    # that LARGEST does not override must still fit (e.g. an explicit order of 5 tokens).
+    largest = getattr(LABS[name], "LARGEST", {})
+    out = json.loads(run_lab_json(name, json.dumps({**params, **largest})))
+    assert out["ok"], f"{where}: {name} at LARGEST over the page's parameters: {out}"

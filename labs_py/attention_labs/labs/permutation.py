@@ -63,7 +63,13 @@ SCHEMA = (
     Param("seed", "integer", 0, "Seed of the random embeddings and W_Q, W_K, W_V.", 0, 9999),
 )
 
-LARGEST = {"tokens": [f"t{i}" for i in range(MAX_TOKENS)], "positions": True, "d_head": 64}
+# "order" emptied: a page's explicit order lists its own sentence's indices, not 32 of them.
+LARGEST = {
+    "tokens": [f"t{i}" for i in range(MAX_TOKENS)],
+    "order": [],
+    "positions": True,
+    "d_head": 64,
+}
 
 
 @functools.lru_cache(maxsize=1024)
