@@ -6,6 +6,7 @@
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";
+import { tokensField } from "../ui/sentence.js";
 
 /**
  * Draw the lab's controls into `body` and return what the controller drives.
@@ -20,22 +21,7 @@ export function mount(body, lab) {
   const { spec, field } = kit;
 
   // Sentence: whitespace-separated tokens.
-  const tokens = field("tokens", "Tokens", el("input"));
-  tokens.type = "text";
-  tokens.value = lab.params.tokens.join(" ");
-  tokens.spellcheck = false;
-  const tokSpec = spec.tokens;
-  const hint = el(
-    "span",
-    "attn-lab__hint",
-    `Separate tokens with spaces (up to ${tokSpec.max_items}, each up to ${tokSpec.max_chars} characters); press Enter to apply.`,
-  );
-  hint.id = kit.id("tokens-hint");
-  tokens.setAttribute("aria-describedby", hint.id);
-  tokens.parentElement.after(hint);
-  tokens.addEventListener("change", () => {
-    lab.update({ tokens: tokens.value.trim().split(/\s+/).filter(Boolean) });
-  });
+  tokensField(kit, lab);
 
   // Head style.
   const preset = field("preset", "Head style", el("select"));

@@ -6,7 +6,7 @@
 // its text alternative at once.
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
-import { integerField, reseedButton } from "../ui/sentence.js";
+import { integerField, reseedButton, tokensField } from "../ui/sentence.js";
 
 const HEADS = [1, 2, 4, 8];
 // Two decimals with a true minus sign; a value that rounds to zero is shown as 0.00.
@@ -61,26 +61,13 @@ function weightCell(w) {
 export function mount(body, lab) {
   const controls = el("div", "attn-lab__controls");
   const kit = controlKit(lab, controls);
-  const { spec, field } = kit;
+  const { field } = kit;
 
   // The sentence: a change keeps the step inside it, in the same update.
-  const tokens = field("tokens", "Tokens", el("input"));
-  tokens.type = "text";
-  tokens.spellcheck = false;
-  tokens.value = lab.params.tokens.join(" ");
-  const hint = el(
-    "span",
-    "attn-lab__hint",
-    `Separate tokens with spaces (up to ${spec.tokens.max_items}, each up to ${spec.tokens.max_chars} characters); press Enter to apply.`,
-  );
-  hint.id = kit.id("tokens-hint");
-  tokens.setAttribute("aria-describedby", hint.id);
-  tokens.parentElement.after(hint);
-  tokens.addEventListener("change", () => {
-    const words = tokens.value.trim().split(/\s+/).filter(Boolean);
+  const tokens = tokensField(kit, lab, (words) => {
     const changes = { tokens: words };
     if (words.length && lab.params.step >= words.length) changes.step = words.length - 1;
-    lab.update(changes);
+    return changes;
   });
 
   // The step: previous / next and a slider over the sentence.

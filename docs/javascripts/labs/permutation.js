@@ -6,7 +6,7 @@
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";
-import { integerField, reseedButton } from "../ui/sentence.js";
+import { integerField, reseedButton, tokensField } from "../ui/sentence.js";
 
 /** A difference as the page writes it: 0, or scientific notation below 1e-3. */
 export function fmtDiff(x) {
@@ -42,25 +42,11 @@ export function verdictText(res, positions) {
 export function mount(body, lab) {
   const controls = el("div", "attn-lab__controls");
   const kit = controlKit(lab, controls);
-  const { spec, field } = kit;
+  const { spec } = kit;
   let shown = null; // the last result drawn
 
-  const tokens = field("tokens", "Tokens", el("input"));
-  tokens.type = "text";
-  tokens.value = lab.params.tokens.join(" ");
-  tokens.spellcheck = false;
-  const hint = el(
-    "span",
-    "attn-lab__hint",
-    `Separate tokens with spaces (up to ${spec.tokens.max_items}, each up to ${spec.tokens.max_chars} characters); press Enter to apply.`,
-  );
-  hint.id = kit.id("tokens-hint");
-  tokens.setAttribute("aria-describedby", hint.id);
-  tokens.parentElement.after(hint);
   // New words: the explicit order no longer fits, so go back to the shuffle seed.
-  tokens.addEventListener("change", () =>
-    lab.update({ tokens: tokens.value.trim().split(/\s+/).filter(Boolean), order: [] }),
-  );
+  tokensField(kit, lab, (words) => ({ tokens: words, order: [] }));
 
   const buttons = el("div", "attn-lab__inputs");
   const shuffle = el("button", "md-button attn-lab__reseed", "Shuffle");

@@ -6,6 +6,7 @@
 import { barChart } from "../renderers/charts.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
+import { tokensField } from "../ui/sentence.js";
 
 const f2 = (v) => Number(v).toFixed(2);
 const shape = (s) => `(${s[0]}, ${s[1]})`;
@@ -15,23 +16,10 @@ export function mount(body, lab) {
   const kit = controlKit(lab, controls);
   const { spec, field } = kit;
 
-  const tokens = field("tokens", "Tokens", el("input"));
-  tokens.type = "text";
-  tokens.value = lab.params.tokens.join(" ");
-  tokens.spellcheck = false;
-  const hint = el(
-    "span",
-    "attn-lab__hint",
-    `Separate tokens with spaces (up to ${spec.tokens.max_items}, each up to ${spec.tokens.max_chars} characters); press Enter to apply.`,
-  );
-  hint.id = kit.id("tokens-hint");
-  tokens.setAttribute("aria-describedby", hint.id);
-  tokens.parentElement.after(hint);
-  tokens.addEventListener("change", () => {
-    const list = tokens.value.trim().split(/\s+/).filter(Boolean);
-    const query = Math.max(0, Math.min(lab.params.query, list.length - 1));
-    lab.update({ tokens: list, query });
-  });
+  const tokens = tokensField(kit, lab, (list) => ({
+    tokens: list,
+    query: Math.max(0, Math.min(lab.params.query, list.length - 1)),
+  }));
 
   const query = field("query", "Query token", el("select"));
   query.addEventListener("change", () => lab.update({ query: Number(query.value) }));

@@ -1,5 +1,6 @@
-// The sentence and query-token controls shared by the lab widgets of lessons 5 and 6
-// (labs/value_update.js, labs/eight_heads.js, labs/concat_wo.js).
+// The sentence controls shared by the lab widgets: `tokensField` (the "Tokens" text field,
+// every lab with a reader's sentence) and, on it, the sentence and query-token pair of
+// lessons 5 and 6 (labs/value_update.js, labs/eight_heads.js, labs/concat_wo.js).
 //
 //   const sentence = sentenceControls(kit, lab, {query: true});
 //   sentence.render(result)   refresh the query picker from result.tokens and result.query
@@ -9,13 +10,18 @@
 // within it: the update that changes the tokens also moves the query to the last token.
 import { el } from "./dom.js";
 
-export function sentenceControls(kit, lab, { query = false } = {}) {
-  const { spec, field } = kit;
-  const tokens = field("tokens", "Tokens", el("input"));
+/**
+ * The "Tokens" text field of a lab (whitespace-separated words, applied on Enter or change)
+ * and its hint, limits from the schema. `changes(words)` gives the update for new words
+ * (default `{tokens: words}`), so a lab can move an index into the new sentence in the same
+ * update. Returns the <input>.
+ */
+export function tokensField(kit, lab, changes = (words) => ({ tokens: words })) {
+  const tokens = kit.field("tokens", "Tokens", el("input"));
   tokens.type = "text";
   tokens.value = lab.params.tokens.join(" ");
   tokens.spellcheck = false;
-  const tokSpec = spec.tokens;
+  const tokSpec = kit.spec.tokens;
   const hint = el(
     "span",
     "attn-lab__hint",
@@ -24,14 +30,20 @@ export function sentenceControls(kit, lab, { query = false } = {}) {
   hint.id = kit.id("tokens-hint");
   tokens.setAttribute("aria-describedby", hint.id);
   tokens.parentElement.after(hint);
+  tokens.addEventListener("change", () =>
+    lab.update(changes(tokens.value.trim().split(/\s+/).filter(Boolean))),
+  );
+  return tokens;
+}
 
+export function sentenceControls(kit, lab, { query = false } = {}) {
+  const { field } = kit;
   let picker = null;
-  tokens.addEventListener("change", () => {
-    const words = tokens.value.trim().split(/\s+/).filter(Boolean);
+  const tokens = tokensField(kit, lab, (words) => {
     const changes = { tokens: words };
     if (picker && words.length && lab.params.query >= words.length)
       changes.query = words.length - 1;
-    lab.update(changes);
+    return changes;
   });
 
   if (query) {
