@@ -4,7 +4,7 @@
   lesson of docs/data/lessons.yaml, in its order, each with its one-sentence "learns". A
   lesson whose file docs/lessons/<name>.md exists is a link titled by its front matter (so a
   new lesson is linked without editing the home page); the others are plain text marked
-  "coming". A lesson file the plan does not list (a new or throwaway one) is listed too, by
+  "coming", and a line under the list says so (only while a lesson is coming). A lesson file the plan does not list (a new or throwaway one) is listed too, by
   its number, with its front matter's summary; tests/pages/test_home.py checks that every
   lesson of the project is in the plan.
 * **What a lab downloads.** ``lab_download()`` (available to the page's ```numbers fence):
@@ -181,6 +181,9 @@ def _summary(docs_dir, name: str) -> str:
     return summary if isinstance(summary, str) and summary.strip() else "Published."
 
 
+COMING_NOTE = "Linked lessons are published; those marked *coming* are not written yet."
+
+
 def plan_lines(plan: list[dict], published: dict) -> list[str]:
     """The Markdown list (links relative to docs/index.md)."""
     lines = []
@@ -207,7 +210,10 @@ def expand(markdown: str, docs_dir) -> str:
             {"name": name, "title": published[name].title, "learns": _summary(docs_dir, name)}
         )
     plan.sort(key=lambda item: item["name"][:2])  # stable: the plan's order within a number
+    lines = ["", *plan_lines(plan, published), ""]
+    if any(item["name"] not in published for item in plan):
+        lines += [COMING_NOTE, ""]  # said only while it is true
     out = []
     for line in markdown.split("\n"):
-        out += ["", *plan_lines(plan, published), ""] if line.strip() == MARKER else [line]
+        out += lines if line.strip() == MARKER else [line]
     return "\n".join(out)

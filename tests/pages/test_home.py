@@ -192,3 +192,6 @@ def test_a_lesson_missing_from_the_plan_is_still_listed_by_its_number(tmp_path):
         "2. [B](lessons/02-b.md): What B says.",
         "3. C *(coming)*: Another.",
     ]
+    assert home.COMING_NOTE in out  # a lesson is coming: the page says what the marks mean
+    (tmp_path / "lessons" / "03-c.md").write_text("---\ntitle: C\n---\n# C\n", "utf-8")
+    assert "coming" not in home.expand(home.MARKER, tmp_path)  # all written: nothing to say
