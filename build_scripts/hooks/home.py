@@ -4,9 +4,10 @@
   lesson of docs/data/lessons.yaml, in its order, each with its one-sentence "learns". A
   lesson whose file docs/lessons/<name>.md exists is a link titled by its front matter (so a
   new lesson is linked without editing the home page); the others are plain text marked
-  "coming", and a line under the list says so (only while a lesson is coming). A lesson file the plan does not list (a new or throwaway one) is listed too, by
-  its number, with its front matter's summary; tests/pages/test_home.py checks that every
-  lesson of the project is in the plan.
+  "coming", and a line under the list says so (only while a lesson is coming). A lesson file
+  the plan does not list (a new or throwaway one) is listed too, by its number, with its
+  front matter's summary; tests/pages/test_home.py checks that every lesson of the project
+  is in the plan.
 * **What a lab downloads.** ``lab_download()`` (available to the page's ```numbers fence):
   the bytes a lab fetches to start Python (the files check_site counts as the lab payload:
   Pyodide, NumPy, the labs wheel, the worker), as sent (each file's gzip size where
