@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
+import yaml
 from helpers import ROOT
 from mkdocs.utils import meta
 
 from build_scripts import hooks
+from build_scripts.hooks import scanner
 
 
 def read(src_uri: str) -> tuple[str, str, str]:
@@ -27,3 +29,24 @@ def claimer(text: str):
         assert phrase in text, f"the lesson no longer says: {phrase!r}"
 
     return claim
+
+
+def fence_bodies(source: str, kind: str) -> list[str]:
+    """The bodies of every ```<kind> fence of ``source``, in page order."""
+    return [f.body for f in scanner.find_fences(source, (kind,))]
+
+
+def lab_fences(source: str, lab: str) -> list[dict]:
+    """The parameters of every ```lab fence of lab ``lab`` in ``source`` (without 'lab:')."""
+    out = []
+    for body in fence_bodies(source, "lab"):
+        params = yaml.safe_load(body)
+        if params.pop("lab") == lab:
+            out.append(params)
+    return out
+
+
+def lab_params(source: str, lab: str) -> dict:
+    """The parameters of the page's one ```lab fence of ``lab`` (what a reader first sees)."""
+    (params,) = lab_fences(source, lab)
+    return params

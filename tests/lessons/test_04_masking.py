@@ -11,13 +11,12 @@ import lesson_text
 import numpy as np
 import pytest
 import torch
-import yaml
 from attention_labs import causal_mask, padding_mask, sliding_window_mask, softmax
 from attention_labs.labs import run_lab, run_lab_json
 from helpers import ROOT
 from mkdocs.utils import meta
 
-from build_scripts.hooks import exercise, scanner
+from build_scripts.hooks import exercise
 
 LESSON_PATH = ROOT / "docs" / "lessons" / "04-masking.md"
 SOURCE, RENDERED, TEXT = lesson_text.read("lessons/04-masking.md")
@@ -31,10 +30,7 @@ def vec(values, spec=".3f"):
 
 
 def lab_params():
-    (body,) = re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M)
-    params = yaml.safe_load(body)
-    assert params.pop("lab") == "masking"
-    return params
+    return lesson_text.lab_params(SOURCE, "masking")
 
 
 def default(**changes):
@@ -42,7 +38,7 @@ def default(**changes):
 
 
 def fences(kind):
-    return [f.body for f in scanner.find_fences(SOURCE, (kind,))]
+    return lesson_text.fence_bodies(SOURCE, kind)
 
 
 def test_front_matter():

@@ -24,10 +24,7 @@ claim = lesson_text.claimer(TEXT)
 
 
 def lab_params():
-    (body,) = re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M)
-    params = yaml.safe_load(body)
-    assert params.pop("lab") == "value_update"
-    return params
+    return lesson_text.lab_params(SOURCE, "value_update")
 
 
 def default(**changes):

@@ -23,12 +23,7 @@ claim = lesson_text.claimer(TEXT)
 
 
 def fences(lab):
-    out = []
-    for body in re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M):
-        params = yaml.safe_load(body)
-        if params.pop("lab") == lab:
-            out.append(params)
-    return out
+    return lesson_text.lab_fences(SOURCE, lab)
 
 
 def kv(**params):

@@ -5,7 +5,6 @@ formatted, in the lesson as the build renders it."""
 
 import itertools
 import math
-import re
 
 import lesson_text
 import numpy as np
@@ -23,13 +22,7 @@ claim = lesson_text.claimer(TEXT)
 
 
 def fences(lab):
-    out = []
-    for body in re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M):
-        params = yaml.safe_load(body)
-        if params.pop("lab") == lab:
-            out.append(params)
-    (params,) = out
-    return params
+    return lesson_text.lab_params(SOURCE, lab)
 
 
 def lab(name, **changes):

@@ -8,14 +8,13 @@ import re
 
 import lesson_text
 import numpy as np
-import yaml
 from attention_labs import cross_attention, multi_head_attention, padding_mask
 from attention_labs.labs import cross_attention as lab
 from attention_labs.labs import run_lab
 from helpers import ROOT
 from mkdocs.utils import meta
 
-from build_scripts.hooks import exercise, scanner
+from build_scripts.hooks import exercise
 
 NAME = "11-cross-attention"
 LESSON_PATH = ROOT / "docs" / "lessons" / f"{NAME}.md"
@@ -26,10 +25,7 @@ claim = lesson_text.claimer(TEXT)
 
 
 def lab_params():
-    (body,) = re.findall(r"^```lab\n(.*?)^```$", SOURCE, re.S | re.M)
-    params = yaml.safe_load(body)
-    assert params.pop("lab") == "cross_attention"
-    return params
+    return lesson_text.lab_params(SOURCE, "cross_attention")
 
 
 def view(**changes):
@@ -37,7 +33,7 @@ def view(**changes):
 
 
 def fences(kind):
-    return [f.body for f in scanner.find_fences(SOURCE, (kind,))]
+    return lesson_text.fence_bodies(SOURCE, kind)
 
 
 def exercise_spec(kind):

@@ -25,7 +25,7 @@ claim = lesson_text.claimer(TEXT)
 
 
 def fences(kind):
-    return [yaml.safe_load(f.body) for f in scanner.find_fences(SOURCE, (kind,))]
+    return [yaml.safe_load(b) for b in lesson_text.fence_bodies(SOURCE, kind)]
 
 
 def minilm():
