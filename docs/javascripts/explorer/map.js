@@ -24,6 +24,8 @@ import {
 import { readUrl, writeUrl } from "./url-state.js";
 
 let uid = 0;
+// The pickers' value while the reader's own sentence is shown (not a slug or sentence id).
+const OWN_OPTION = "";
 
 /** An attention map: the explorer page's (explorer: true) or a lesson's embed. */
 export class AttentionMap {
@@ -236,34 +238,40 @@ export class AttentionMap {
       : "";
   }
 
-  _fillPickers() {
-    const fill = (sel, items) => {
-      sel.replaceChildren(
-        ...items.map(([v, t]) => {
-          const o = el("option", null, t);
-          o.value = v;
-          return o;
-        }),
-      );
+  /** Fill the model and sentence pickers from the index; with `own` (the reader's own
+   * asset, showOwn) the sentence picker shows it as its own option, and so does the model
+   * picker for a model the index does not have. Picking anything else loads that. */
+  _fillPickers(own = null) {
+    const option = ([v, t]) => {
+      const o = el("option", null, t);
+      o.value = v;
+      return o;
     };
-    fill(
-      this.modelSel.select,
-      this.index.models.map((m) => [
-        m.slug,
-        `${modelLabel(m)}, ${m.causal ? "decoder" : "encoder"}`,
-      ]),
-    );
+    const models = this.index.models.map((m) => [
+      m.slug,
+      `${modelLabel(m)}, ${m.causal ? "decoder" : "encoder"}`,
+    ]);
     const have = new Set(
       this.index.assets.filter((a) => a.model === this.state.model).map((a) => a.sentence),
     );
-    fill(
-      this.sentenceSel.select,
-      this.index.sentences
-        .filter((s) => have.has(s.id))
-        .map((s) => [s.id, `${s.id}: ${s.text.length > 48 ? `${s.text.slice(0, 47)}…` : s.text}`]),
-    );
+    const sentences = this.index.sentences
+      .filter((s) => have.has(s.id))
+      .map((s) => [s.id, `${s.id}: ${s.text.length > 48 ? `${s.text.slice(0, 47)}…` : s.text}`]);
+    this.modelSel.select.replaceChildren(...models.map(option));
+    this.sentenceSel.select.replaceChildren(...sentences.map(option));
     this.modelSel.select.value = this.state.model;
     this.sentenceSel.select.value = this.state.sentence;
+    if (!own) return;
+    const text = own.sentence.text;
+    const short = text.length > 40 ? `${text.slice(0, 39)}…` : text;
+    const yours = own.sentence.id === "your-letters" ? "Your letters" : "Your sentence";
+    this.sentenceSel.select.prepend(option([OWN_OPTION, `${yours}: ${short}`]));
+    this.sentenceSel.select.value = OWN_OPTION;
+    if (own.model.slug !== this.state.model) {
+      const kind = own.model.causal ? "decoder" : "encoder";
+      this.modelSel.select.prepend(option([OWN_OPTION, `${modelLabel(own.model)}, ${kind}`]));
+      this.modelSel.select.value = OWN_OPTION;
+    }
   }
 
   async loadSentence() {
@@ -309,22 +317,28 @@ export class AttentionMap {
   }
 
   /** Draw `asset`, the reader's own sentence computed in Python (own-sentence.js), in the
-   * same views as a precomputed one. Picking a sentence or model loads that one again. */
+   * same views as a precomputed one; the pickers say so (_fillPickers). Picking a sentence
+   * or model loads that one again. A model of the index becomes the picked model; another
+   * (the induction-head model) leaves the picked one as it was. */
   showOwn(asset) {
     this.loadToken++; // a precomputed sentence still downloading must not replace it
     this.error.hidden = true;
-    if (this.index && this.state.model !== asset.model.slug) {
-      this.state.model = asset.model.slug;
-      this._fillPickers();
+    const slug = asset.model.slug;
+    if (this.index) {
+      if (this.index.models.some((m) => m.slug === slug)) this.state.model = slug;
+      this._fillPickers(asset);
     }
-    if (this.state.compare) this.state.compare.model = asset.model.slug;
+    if (this.state.compare) this.state.compare.model = this.state.model;
     this.cache = new HeadCache(asset);
     this.compareCache = null;
     this.state.query = null;
     clampToAsset(this.state, asset, null);
-    this.sentence.textContent = `Your sentence: ${asset.sentence.text}`;
+    const yours = asset.sentence.id === "your-letters" ? "Your letters" : "Your sentence";
+    this.sentence.textContent = `${yours}: ${asset.sentence.text}`;
+    const label = modelLabel(asset.model);
+    this.root.setAttribute("aria-label", `Attention map: ${label}, ${yours.toLowerCase()}`);
     this._setStatus(
-      `${modelLabel(asset.model)} computed in your browser (encoder: every token sees every token), ` +
+      `${label} computed in your browser (${asset.model.causal ? "decoder: each token sees only earlier ones" : "encoder: every token sees every token"}), ` +
         `${asset.model.n_layers} layers × ${asset.model.n_heads} heads, ${asset.seq_len} tokens.`,
       false,
     );
