@@ -18,6 +18,7 @@ from attention_labs import real_maps
 from attention_labs.models import induction, minilm
 from attention_labs.models.wordpiece import WordPiece
 from helpers import ROOT, RecordedPage
+from lab_pages import run_cell
 
 PAGE = "explorer/"
 MINILM = ROOT / "docs" / "vendor" / "minilm"
@@ -202,25 +203,16 @@ def test_a_bad_sequence_says_what_is_allowed_and_the_page_keeps_working(rec):
     assert rec.external_requests() == [] and rec.errors == []
 
 
-def run_cell(p, n: int) -> str:
-    cell = p.locator(".attn-cell").nth(n)
-    before = int(cell.get_attribute("data-runs"))
-    cell.locator(".attn-cell__run").click()
-    p.wait_for_function(
-        "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
-        " return r.dataset.state !== 'running' && Number(r.dataset.runs) > runs; }",
-        arg=[n, before],
-        timeout=PYTHON_TIMEOUT_MS,
-    )
-    assert cell.get_attribute("data-state") == "done", cell.inner_text()
-    return cell.locator(".attn-cell__output").inner_text()
+def cell_output(p, n: int) -> str:
+    assert run_cell(p, n, PYTHON_TIMEOUT_MS) == "done", p.locator(".attn-cell").nth(n).inner_text()
+    return p.locator(".attn-cell").nth(n).locator(".attn-cell__output").inner_text()
 
 
 def test_the_real_model_page_runs_its_cells_on_the_int8_weights(rec):
     p = rec.page
     p.goto(rec.base + "real-model/")
     p.wait_for_selector(".attn-cell[data-state]", state="attached")
-    out = [run_cell(p, n) for n in range(p.locator(".attn-cell").count())]
+    out = [cell_output(p, n) for n in range(p.locator(".attn-cell").count())]
     assert "6 layers, vocabulary of 30522 tokens, d_model 384" in out[0]
     assert "'roam', '##ed'" in out[1]
     assert "by hand equals minilm.encoder_layer: True" in out[4]

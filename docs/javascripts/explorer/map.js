@@ -10,7 +10,7 @@ import { loadAsset, loadIndex } from "./assets.js";
 import { HeadGrid, rememberFocus } from "./grid.js";
 import { HeadCache } from "./head-cache.js";
 import { HeadPanel } from "./head-panel.js";
-import { button, checkbox, modelLabel, select } from "./parts.js";
+import { button, checkbox, modelLabel, select, statusLine } from "./parts.js";
 import { RecomputePanel } from "./recompute.js";
 import {
   assetPath,
@@ -125,12 +125,7 @@ export class AttentionMap {
     }
 
     this.sentence = el("p", "attn-map__sentence");
-    this.statusBox = el("div", "attn-map__status");
-    this.statusText = el("span");
-    this.statusText.setAttribute("role", "status");
-    this.bar = el("progress", "attn-lab__progress");
-    this.bar.setAttribute("aria-label", "Loading the attention map");
-    this.statusBox.append(this.bar, this.statusText);
+    this.statusLine = statusLine("attn-map__status", "Loading the attention map");
     this.error = el("div", "attn-map__error");
     this.error.setAttribute("role", "alert");
     this.errorText = el("p");
@@ -178,7 +173,7 @@ export class AttentionMap {
       this.top,
       this.sentence,
       this.notice,
-      this.statusBox,
+      this.statusLine.root,
       this.error,
       this.modelView,
       this.headView,
@@ -192,8 +187,7 @@ export class AttentionMap {
   }
 
   _setStatus(text, busy) {
-    this.statusText.textContent = text;
-    this.bar.hidden = !busy;
+    this.statusLine.show(text, busy ? 0 : null);
     this.root.dataset.state = busy ? "loading" : "ready";
   }
 
@@ -201,8 +195,7 @@ export class AttentionMap {
     this.error.hidden = false;
     this.errorText.textContent = message;
     this.root.dataset.state = "error";
-    this.statusText.textContent = "";
-    this.bar.hidden = true;
+    this.statusLine.show("");
   }
 
   // --- Loading -----------------------------------------------------------------

@@ -11,7 +11,7 @@
 import { runtime } from "../runtime/lab-runtime.js";
 import { SITE_ROOT } from "../runtime/site.js";
 import { el } from "../ui/dom.js";
-import { button, select } from "./parts.js";
+import { button, select, statusLine } from "./parts.js";
 
 const CACHE = "attention-minilm";
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
@@ -172,13 +172,8 @@ export class OwnSentencePanel {
     this.text.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this.run();
     });
-    this.statusBox = el("div", "attn-own__status");
-    this.bar = el("progress", "attn-lab__progress");
-    this.bar.setAttribute("aria-label", "Loading the model");
-    this.bar.hidden = true;
-    this.status = el("span");
-    this.status.setAttribute("role", "status");
-    this.statusBox.append(this.bar, this.status);
+    this.statusLine = statusLine("attn-own__status", "Loading the model");
+    this.status = this.statusLine.text;
     this.error = el("div", "attn-own__error");
     this.error.setAttribute("role", "alert");
     this.errorText = el("p");
@@ -189,7 +184,7 @@ export class OwnSentencePanel {
     this.pieces = el("p", "attn-own__pieces");
     this.pieces.hidden = true;
     this.root.append(this.about, this.label, this.text, this.hint, this.runButton);
-    this.root.append(this.statusBox, this.error, this.pieces);
+    this.root.append(this.statusLine.root, this.error, this.pieces);
     this.root.dataset.state = "idle";
     this._show();
   }
@@ -222,14 +217,7 @@ export class OwnSentencePanel {
   }
 
   _status(text, value = null, max = null) {
-    this.status.textContent = text;
-    this.bar.hidden = value === null;
-    if (value !== null) {
-      if (max) {
-        this.bar.max = max;
-        this.bar.value = value;
-      } else this.bar.removeAttribute("value"); // indeterminate
-    }
+    this.statusLine.show(text, value, max);
   }
 
   _fail(message, retry) {
