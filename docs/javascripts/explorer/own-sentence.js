@@ -148,7 +148,7 @@ export class OwnSentencePanel {
     if (this.modes.letters) {
       this.modelSel = select(
         "Model",
-        `${id}-model`,
+        `${id}-pick`,
         Object.entries(this.modes).map(([k, m]) => [k, m.option]),
       );
       this.modelSel.wrap.classList.add("attn-own__model");
