@@ -8,7 +8,9 @@ code in CPython, in one run.
 - forward pass for 20, 50 and 128 tokens: the worker's own clock (labs/own_sentence.py
   `run.forward_ms`) on Runs after the first, and CPython (one BLAS thread, as make bench
   sets) on the same token ids;
-- Run to grid: the click to the grid drawn, weights already loaded, 20 tokens.
+- Run to grid: the click to the grid drawn, weights already loaded, and where that time goes
+  (own-sentence.js `lastRun`: tokenize, forward, asset building in the worker; the rest of
+  the round trip to the worker; drawing the views, the 72 thumbnails included).
 
 The page is served cross-origin isolated, so the browser's timers are not rounded to 0.1 ms.
 A benchmark, not a test: it asserts nothing.
@@ -61,6 +63,15 @@ def browser_times(pw, base: str, repeats: int) -> dict:
             out[n] = {
                 "forward": [r["forward_ms"] for r in runs],
                 "total": [r["total_ms"] for r in runs],
+                "parts": {
+                    "tokenize": [r["tokenize_ms"] for r in runs],
+                    "asset": [r["asset_ms"] for r in runs],
+                    "transfer": [
+                        r["python_ms"] - r["tokenize_ms"] - r["forward_ms"] - r["asset_ms"]
+                        for r in runs
+                    ],
+                    "draw": [r["draw_ms"] for r in runs],
+                },
             }
         return out
     finally:
@@ -118,7 +129,8 @@ def main(argv=None) -> dict:
         b, c = med(browser[n]["forward"]), med(cpython[n])
         grid = med(browser[n]["total"])
         print(f"forward {n} tokens: browser {b:.0f} ms, CPython {c:.0f} ms ({b / c:.1f}x)")
-        print(f"  Run to grid {grid:.0f} ms")
+        parts = ", ".join(f"{k} {med(v):.0f} ms" for k, v in browser[n]["parts"].items())
+        print(f"  Run to grid {grid:.0f} ms ({parts})")
     return out
 
 

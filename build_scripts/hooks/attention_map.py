@@ -48,6 +48,9 @@ RECOMPUTE_LAB = "real_head"
 # build_scripts/minilm/quantise.py writes (their sizes go into the page, so it can say how
 # much Run downloads before anything is fetched).
 OWN_LAB = "own_sentence"
+# ... and its second model, lesson 12's induction-head model on the reader's letters (its
+# weights ship in the labs package: nothing more to download).
+OWN_LETTERS_LAB = "own_letters"
 OWN_FILES = Path("vendor/minilm")
 VIEWS = ("head", "model")
 DEFAULTS = {
@@ -277,6 +280,14 @@ def map_config(spec: dict, index: dict, where: str, root: Path | None = None) ->
     own = _STATE.get("own")
     if values["explorer"] and OWN_LAB in LABS and own:
         config["own"] = {"lab": OWN_LAB, "runtime": dict(RUNTIME), **own}
+        if OWN_LETTERS_LAB in LABS:
+            letters = LABS[OWN_LETTERS_LAB]
+            config["own"]["letters"] = {
+                "lab": OWN_LETTERS_LAB,
+                "default": letters.DEFAULT,
+                "min_letters": letters.MIN_LETTERS,
+                "max_letters": letters.MAX_LETTERS,
+            }
     return config
 
 

@@ -1,6 +1,6 @@
 """Shared by the lessons' browser tests: one page per lesson for all its labs (a
 module-scoped fixture over ``open_lesson``: one Pyodide start), each lab's state read from
-the page, and a wait until its runs are done."""
+the page, and a wait until its runs are done; a code cell's Run."""
 
 from __future__ import annotations
 
@@ -48,6 +48,21 @@ def wait_for_runs(page, name: str, n: int):
         f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{lab(name)}'))",
         timeout=PYTHON_TIMEOUT_MS,
     )
+
+
+def run_cell(page, n: int, timeout_ms: int = PYTHON_TIMEOUT_MS) -> str:
+    """Press Run on the page's code cell ``n`` (0-based) and wait until it has answered;
+    returns its state ("done", "error", ...)."""
+    cell = page.locator(".attn-cell").nth(n)
+    before = int(cell.get_attribute("data-runs"))
+    cell.locator(".attn-cell__run").click()
+    page.wait_for_function(
+        "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
+        " return r.dataset.state !== 'running' && Number(r.dataset.runs) > runs; }",
+        arg=[n, before],
+        timeout=timeout_ms,
+    )
+    return cell.get_attribute("data-state")
 
 
 def assert_close_tree(got, expected, path="result"):

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from attention_labs import cells
 from helpers import ROOT, RecordedPage
+from lab_pages import run_cell
 
 from build_scripts.hooks import scanner
 
@@ -36,25 +37,12 @@ def cpython_runs() -> list[dict]:
     return [cells.run_cell(code, ns, f"<cell {n}>") for n, code in enumerate(codes, 1)]
 
 
-def run(p, n: int) -> str:
-    cell = p.locator(CELL).nth(n)
-    before = int(cell.get_attribute("data-runs"))
-    cell.locator(".attn-cell__run").click()
-    p.wait_for_function(
-        "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
-        " return r.dataset.state !== 'running' && Number(r.dataset.runs) > runs; }",
-        arg=[n, before],
-        timeout=PYTHON_TIMEOUT_MS,
-    )
-    return cell.get_attribute("data-state")
-
-
 def test_every_cell_runs_in_order_and_prints_what_cpython_prints(page):
     p = page.page
     expected = cpython_runs()
     assert p.locator(CELL).count() == len(expected)
     for n, want in enumerate(expected):
-        assert run(p, n) == "done", (n, p.locator(CELL).nth(n).inner_text())
+        assert run_cell(p, n) == "done", (n, p.locator(CELL).nth(n).inner_text())
         shown = p.locator(CELL).nth(n).locator(".attn-cell__output").inner_text()
         for line in "".join(o.get("text", "") for o in want["outputs"]).splitlines():
             assert line.strip() in shown, (n, line, shown)

@@ -2,8 +2,10 @@
 headless Chromium with real Pyodide and NumPy and the real int8 all-MiniLM-L6-v2 built into
 docs/vendor/minilm/: nothing downloads before Run; a failed download says so and Retry works;
 the grid shows the reader's sentence, equal to CPython's run of the same code; a second Run
-reuses the loaded weights; empty, over-long and unusual-script text. One page for the module
-(the tests run in order and share it, as a reader would)."""
+reuses the loaded weights; empty, over-long and unusual-script text; the sentence picker
+shows the reader's sentence and a precomputed one loads again; lesson 12's induction-head
+model on the reader's letters (labs/own_letters.py), equal to CPython's, and a bad sequence.
+One page for the module (the tests run in order and share it, as a reader would)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ import json
 import numpy as np
 import pytest
 from attention_labs import real_maps
-from attention_labs.models import minilm
+from attention_labs.models import induction, minilm
 from attention_labs.models.wordpiece import WordPiece
 from helpers import ROOT, RecordedPage
+from lab_pages import run_cell
 
 PAGE = "explorer/"
 MINILM = ROOT / "docs" / "vendor" / "minilm"
@@ -26,8 +29,11 @@ STATE = """() => { const m = document.querySelector('.attn-map'); const p = m.at
   return {state: p.root.dataset.state, own: m.dataset.own || null, runs: p.runs,
           status: p.status.textContent, error: p.error.hidden ? null : p.errorText.textContent,
           retry: !p.retry.hidden, pieces: p.pieces.hidden ? null : p.pieces.textContent,
-          thumbs: m.querySelectorAll('.attn-map__thumbs canvas, .attn-grid canvas').length,
-          lastRun: p.lastRun || null, mapState: m.dataset.state}; }"""
+          thumbs: m.querySelectorAll('.attn-map__grid canvas').length,
+          lastRun: p.lastRun || null, mapState: m.dataset.state,
+          sentencePick: m.attnMap.sentenceSel.select.selectedOptions[0]?.textContent ?? null,
+          modelPick: m.attnMap.modelSel.select.selectedOptions[0]?.textContent ?? null,
+          asset: m.attnMap.cache.asset.sentence.id, model: m.attnMap.cache.asset.model.slug}; }"""
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +114,30 @@ def test_the_grid_shows_the_sentence_as_cpython_computes_it(rec):
     assert base64.b64decode(asset["attention"]["data"][0][0])  # bytes like a precomputed asset
 
 
+def pick_sentence(rec, sentence_id):
+    rec.page.select_option(".attn-map__field--sentence select", sentence_id)
+    rec.page.wait_for_function(
+        "(id) => { const m = document.querySelector('.attn-map');"
+        " return !m.dataset.own && m.dataset.state === 'ready'"
+        " && m.attnMap.cache.asset.sentence.id === id; }",
+        arg=sentence_id,
+        timeout=60_000,
+    )
+    return state(rec)
+
+
+def test_the_sentence_picker_shows_your_sentence_and_a_precomputed_one_loads_again(rec):
+    got = state(rec)
+    assert got["sentencePick"] == "Your sentence: The cat sat on the mat."
+    assert got["modelPick"].startswith("all-MiniLM-L6-v2")
+    got = pick_sentence(rec, "bank-loan")
+    assert got["asset"] == "bank-loan" and got["sentencePick"].startswith("bank-loan: ")
+    options = rec.page.eval_on_selector_all(
+        ".attn-map__field--sentence option", "os => os.map(o => o.textContent)"
+    )
+    assert not any(o.startswith("Your sentence") for o in options)  # the own option is gone
+
+
 def test_a_second_run_reuses_the_loaded_weights(rec):
     before = len(weight_requests(rec))
     got = run(rec, "She went to the bank to ask for a loan.", 1)
@@ -131,25 +161,58 @@ def test_empty_overlong_and_unusual_script(rec):
     assert rec.errors == []
 
 
-def run_cell(p, n: int) -> str:
-    cell = p.locator(".attn-cell").nth(n)
-    before = int(cell.get_attribute("data-runs"))
-    cell.locator(".attn-cell__run").click()
-    p.wait_for_function(
-        "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
-        " return r.dataset.state !== 'running' && Number(r.dataset.runs) > runs; }",
-        arg=[n, before],
-        timeout=PYTHON_TIMEOUT_MS,
+def test_your_letters_through_the_induction_model_equal_cpythons(rec):
+    p = rec.page
+    p.select_option(f"{OWN} .attn-own__model select", "letters")
+    assert p.input_value(f"{OWN} textarea") == "QWERTYUIOPQWERTYUIOP"
+    assert "Repeat a stretch" in p.inner_text(f"{OWN} .attn-own__hint")
+    got = run(rec, "QWERTYUIOPQWERTYUIOP", 3)
+    assert got["state"] == "ready" and got["own"] == "true" and got["lastRun"]["mode"] == "letters"
+    assert got["model"] == "induction-head-model" and got["asset"] == "your-letters"
+    assert got["pieces"].startswith("Tokens (20, one per letter): Q · W · E")
+    assert got["sentencePick"] == "Your letters: QWERTYUIOPQWERTYUIOP"
+    assert got["modelPick"] == "induction-head-model, decoder"
+    assert got["thumbs"] == 2 * 2  # the grid: 2 layers x 2 heads
+    asset = p.evaluate("() => document.querySelector('.attn-map').attnMap.cache.asset")
+    ids = induction.encode("QWERTYUIOPQWERTYUIOP")
+    _, want = induction.forward(ids)
+    assert np.abs(real_maps.decode_attention(asset) - want).max() <= 1 / 255 + 1e-6
+    np.testing.assert_allclose(
+        asset["head_stats"]["induction"], real_maps.induction_score(want, ids), atol=5e-5
     )
-    assert cell.get_attribute("data-state") == "done", cell.inner_text()
-    return cell.locator(".attn-cell__output").inner_text()
+    text = p.inner_text(".attn-map")
+    assert "induction-head-model computed in your browser (decoder" in text
+    p.select_option(".attn-map__model select", "induction")  # the grid's statistic
+    assert "★" in p.inner_text(".attn-map__thumb--best")
+    assert p.get_attribute(".attn-map__thumb--best", "data-layer") == "1"
+
+
+def test_a_bad_sequence_says_what_is_allowed_and_the_page_keeps_working(rec):
+    got = run(rec, "QWERTY 123", 4)
+    assert got["state"] == "error" and got["error"].startswith("Your letters:")
+    assert "A to Z" in got["error"] and "'1'" in got["error"]
+    got = run(rec, "Q", 4)
+    assert got["state"] == "error" and "2 to 32 letters" in got["error"]
+    got = run(rec, "ABCDEFGH" * 5, 4)
+    assert got["state"] == "error" and "got 40" in got["error"]
+    assert got["asset"] == "your-letters"  # the last map stays
+    got = pick_sentence(rec, "induction-random")
+    assert got["model"] == "all-minilm-l6-v2" and got["modelPick"].startswith("all-MiniLM")
+    got = run(rec, "ABCABCABC", 4)
+    assert got["state"] == "ready" and got["runs"] == 5 and got["thumbs"] == 4
+    assert rec.external_requests() == [] and rec.errors == []
+
+
+def cell_output(p, n: int) -> str:
+    assert run_cell(p, n, PYTHON_TIMEOUT_MS) == "done", p.locator(".attn-cell").nth(n).inner_text()
+    return p.locator(".attn-cell").nth(n).locator(".attn-cell__output").inner_text()
 
 
 def test_the_real_model_page_runs_its_cells_on_the_int8_weights(rec):
     p = rec.page
     p.goto(rec.base + "real-model/")
     p.wait_for_selector(".attn-cell[data-state]", state="attached")
-    out = [run_cell(p, n) for n in range(p.locator(".attn-cell").count())]
+    out = [cell_output(p, n) for n in range(p.locator(".attn-cell").count())]
     assert "6 layers, vocabulary of 30522 tokens, d_model 384" in out[0]
     assert "'roam', '##ed'" in out[1]
     assert "by hand equals minilm.encoder_layer: True" in out[4]

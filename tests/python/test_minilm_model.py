@@ -108,6 +108,13 @@ def test_float32_matches_transformers_eager(torch_model, f32, wp, text):
     np.testing.assert_allclose(got["weights"].sum(-1), 1.0, atol=1e-5)
 
 
+def test_the_maps_alone_skip_the_last_layers_rest_and_are_the_same(f32, wp):
+    # forward stops at the last layer's queries and keys unless hidden states are asked for
+    ids = wp.encode("The keys to the old wooden cabinet are on the kitchen table.").ids
+    full = minilm.forward(ids, f32, hidden_states=True)["weights"]
+    np.testing.assert_array_equal(minilm.forward(ids, f32)["weights"], full)
+
+
 def test_head_interventions_match_transformers_hooks(torch_model, f32, wp):
     ids = wp.encode("The trophy did not fit into the suitcase because it was too large.").ids
     scale = np.ones((6, 12))

@@ -72,11 +72,13 @@ export class HeadPanel {
   /** Rebuild the model/layer/head pickers for `asset` (only when the model changes). */
   _controls(asset) {
     const { n_layers, n_heads } = asset.model;
-    const key = `${asset.model.slug}:${n_layers}:${n_heads}`;
+    // The reader's own sentence (map.showOwn) has no precomputed twin in another model.
+    const own = Boolean(this.map.root.dataset.own);
+    const key = `${own ? "own:" : ""}${asset.model.slug}:${n_layers}:${n_heads}`;
     if (this.controlsKey === key) return;
     this.controlsKey = key;
     const parts = [];
-    if (this.role === "compare" && this.map.index) {
+    if (this.role === "compare" && this.map.index && !own) {
       const models = this.map.modelsFor(this.map.state.sentence);
       const m = select(
         "Model",

@@ -10,7 +10,7 @@ import { loadAsset, loadIndex } from "./assets.js";
 import { HeadGrid, rememberFocus } from "./grid.js";
 import { HeadCache } from "./head-cache.js";
 import { HeadPanel } from "./head-panel.js";
-import { button, checkbox, modelLabel, select } from "./parts.js";
+import { button, checkbox, modelLabel, select, statusLine } from "./parts.js";
 import { RecomputePanel } from "./recompute.js";
 import {
   assetPath,
@@ -24,6 +24,8 @@ import {
 import { readUrl, writeUrl } from "./url-state.js";
 
 let uid = 0;
+// The pickers' value while the reader's own sentence is shown (not a slug or sentence id).
+const OWN_OPTION = "";
 
 /** An attention map: the explorer page's (explorer: true) or a lesson's embed. */
 export class AttentionMap {
@@ -123,12 +125,7 @@ export class AttentionMap {
     }
 
     this.sentence = el("p", "attn-map__sentence");
-    this.statusBox = el("div", "attn-map__status");
-    this.statusText = el("span");
-    this.statusText.setAttribute("role", "status");
-    this.bar = el("progress", "attn-lab__progress");
-    this.bar.setAttribute("aria-label", "Loading the attention map");
-    this.statusBox.append(this.bar, this.statusText);
+    this.statusLine = statusLine("attn-map__status", "Loading the attention map");
     this.error = el("div", "attn-map__error");
     this.error.setAttribute("role", "alert");
     this.errorText = el("p");
@@ -176,7 +173,7 @@ export class AttentionMap {
       this.top,
       this.sentence,
       this.notice,
-      this.statusBox,
+      this.statusLine.root,
       this.error,
       this.modelView,
       this.headView,
@@ -190,8 +187,7 @@ export class AttentionMap {
   }
 
   _setStatus(text, busy) {
-    this.statusText.textContent = text;
-    this.bar.hidden = !busy;
+    this.statusLine.show(text, busy ? 0 : null);
     this.root.dataset.state = busy ? "loading" : "ready";
   }
 
@@ -199,8 +195,7 @@ export class AttentionMap {
     this.error.hidden = false;
     this.errorText.textContent = message;
     this.root.dataset.state = "error";
-    this.statusText.textContent = "";
-    this.bar.hidden = true;
+    this.statusLine.show("");
   }
 
   // --- Loading -----------------------------------------------------------------
@@ -236,34 +231,40 @@ export class AttentionMap {
       : "";
   }
 
-  _fillPickers() {
-    const fill = (sel, items) => {
-      sel.replaceChildren(
-        ...items.map(([v, t]) => {
-          const o = el("option", null, t);
-          o.value = v;
-          return o;
-        }),
-      );
+  /** Fill the model and sentence pickers from the index; with `own` (the reader's own
+   * asset, showOwn) the sentence picker shows it as its own option, and so does the model
+   * picker for a model the index does not have. Picking anything else loads that. */
+  _fillPickers(own = null) {
+    const option = ([v, t]) => {
+      const o = el("option", null, t);
+      o.value = v;
+      return o;
     };
-    fill(
-      this.modelSel.select,
-      this.index.models.map((m) => [
-        m.slug,
-        `${modelLabel(m)}, ${m.causal ? "decoder" : "encoder"}`,
-      ]),
-    );
+    const models = this.index.models.map((m) => [
+      m.slug,
+      `${modelLabel(m)}, ${m.causal ? "decoder" : "encoder"}`,
+    ]);
     const have = new Set(
       this.index.assets.filter((a) => a.model === this.state.model).map((a) => a.sentence),
     );
-    fill(
-      this.sentenceSel.select,
-      this.index.sentences
-        .filter((s) => have.has(s.id))
-        .map((s) => [s.id, `${s.id}: ${s.text.length > 48 ? `${s.text.slice(0, 47)}…` : s.text}`]),
-    );
+    const sentences = this.index.sentences
+      .filter((s) => have.has(s.id))
+      .map((s) => [s.id, `${s.id}: ${s.text.length > 48 ? `${s.text.slice(0, 47)}…` : s.text}`]);
+    this.modelSel.select.replaceChildren(...models.map(option));
+    this.sentenceSel.select.replaceChildren(...sentences.map(option));
     this.modelSel.select.value = this.state.model;
     this.sentenceSel.select.value = this.state.sentence;
+    if (!own) return;
+    const text = own.sentence.text;
+    const short = text.length > 40 ? `${text.slice(0, 39)}…` : text;
+    const yours = own.sentence.id === "your-letters" ? "Your letters" : "Your sentence";
+    this.sentenceSel.select.prepend(option([OWN_OPTION, `${yours}: ${short}`]));
+    this.sentenceSel.select.value = OWN_OPTION;
+    if (own.model.slug !== this.state.model) {
+      const kind = own.model.causal ? "decoder" : "encoder";
+      this.modelSel.select.prepend(option([OWN_OPTION, `${modelLabel(own.model)}, ${kind}`]));
+      this.modelSel.select.value = OWN_OPTION;
+    }
   }
 
   async loadSentence() {
@@ -309,22 +310,28 @@ export class AttentionMap {
   }
 
   /** Draw `asset`, the reader's own sentence computed in Python (own-sentence.js), in the
-   * same views as a precomputed one. Picking a sentence or model loads that one again. */
+   * same views as a precomputed one; the pickers say so (_fillPickers). Picking a sentence
+   * or model loads that one again. A model of the index becomes the picked model; another
+   * (the induction-head model) leaves the picked one as it was. */
   showOwn(asset) {
     this.loadToken++; // a precomputed sentence still downloading must not replace it
     this.error.hidden = true;
-    if (this.index && this.state.model !== asset.model.slug) {
-      this.state.model = asset.model.slug;
-      this._fillPickers();
+    const slug = asset.model.slug;
+    if (this.index) {
+      if (this.index.models.some((m) => m.slug === slug)) this.state.model = slug;
+      this._fillPickers(asset);
     }
-    if (this.state.compare) this.state.compare.model = asset.model.slug;
+    if (this.state.compare) this.state.compare.model = this.state.model;
     this.cache = new HeadCache(asset);
     this.compareCache = null;
     this.state.query = null;
     clampToAsset(this.state, asset, null);
-    this.sentence.textContent = `Your sentence: ${asset.sentence.text}`;
+    const yours = asset.sentence.id === "your-letters" ? "Your letters" : "Your sentence";
+    this.sentence.textContent = `${yours}: ${asset.sentence.text}`;
+    const label = modelLabel(asset.model);
+    this.root.setAttribute("aria-label", `Attention map: ${label}, ${yours.toLowerCase()}`);
     this._setStatus(
-      `${modelLabel(asset.model)} computed in your browser (encoder: every token sees every token), ` +
+      `${label} computed in your browser (${asset.model.causal ? "decoder: each token sees only earlier ones" : "encoder: every token sees every token"}), ` +
         `${asset.model.n_layers} layers × ${asset.model.n_heads} heads, ${asset.seq_len} tokens.`,
       false,
     );

@@ -1,6 +1,8 @@
 // The explorer's "Your own sentence": the reader's text through the real all-MiniLM-L6-v2,
 // computed in the Python worker (labs_py/attention_labs/labs/own_sentence.py, NumPy), and
-// drawn by the same views as the precomputed maps (map.showOwn).
+// drawn by the same views as the precomputed maps (map.showOwn). A second model, lesson 12's
+// induction-head model, runs on the reader's letters (labs/own_letters.py); its weights come
+// with the labs package, so it downloads nothing more.
 //
 // Nothing downloads until Run. Then the int8 weights and the vocabulary (sizes from the
 // build, build_scripts/minilm/quantise.py) come once, with progress, checked against their
@@ -9,7 +11,7 @@
 import { runtime } from "../runtime/lab-runtime.js";
 import { SITE_ROOT } from "../runtime/site.js";
 import { el } from "../ui/dom.js";
-import { button } from "./parts.js";
+import { button, select, statusLine } from "./parts.js";
 
 const CACHE = "attention-minilm";
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
@@ -91,49 +93,87 @@ function modelFiles(own, onProgress) {
   return files;
 }
 
+// What the panel says for each model it can run (the reader picks one).
+function modes(own) {
+  const name = own.model_id.split("/").pop();
+  const size = mb(own.weights.bytes + own.vocab.bytes);
+  const out = {
+    sentence: {
+      option: `${name}: your sentence`,
+      label: "Your sentence",
+      value: "The trophy did not fit into the brown suitcase because it was too big.",
+      maxLength: 2000,
+      about: `Type any text and press Run: the real ${name} computes its attention here, in your browser, with the NumPy code of attention_labs/models/ (the tokenizer and a forward pass you can read). Run downloads the model once: ${size} (int8 weights and the 30,522-token vocabulary), then keeps it in your browser's cache for the next visit. Your text is not sent anywhere. Weights: sentence-transformers, `,
+      hint: `At most ${own.max_tokens} tokens (word pieces); Ctrl+Enter runs it too.`,
+      idle: `Nothing downloaded yet; Run fetches ${size} once.`,
+      empty: "Type a sentence first: the box is empty.",
+    },
+  };
+  const l = own.letters;
+  if (l)
+    out.letters = {
+      option: "induction-head model (lesson 12): your letters",
+      label: "Your letters",
+      value: l.default,
+      maxLength: 200,
+      about:
+        "Type letters and press Run: the 2-layer, attention-only model trained for lesson 12 to continue repeated sequences computes its attention here, with the NumPy code of attention_labs/models/induction.py. Its weights came with Python's labs package: nothing more downloads, and nothing is sent anywhere. ",
+      hint: `${l.min_letters} to ${l.max_letters} letters A to Z, one token each (spaces are ignored). Repeat a stretch, as in ${l.default}, and the induction head fires: under All heads, pick the statistic “Induction score”.`,
+      idle: "Nothing to download: press Run.",
+      empty: `Type some letters first: the box is empty (${l.min_letters} to ${l.max_letters} letters A to Z).`,
+    };
+  return out;
+}
+
 export class OwnSentencePanel {
   /**
    * @param {object} map the AttentionMap (showOwn draws the result)
-   * @param {{lab, runtime, model_id, weights, vocab, licence, max_tokens}} own the build's
-   *   config (build_scripts/hooks/attention_map.py)
+   * @param {{lab, runtime, model_id, weights, vocab, licence, max_tokens, letters?}} own the
+   *   build's config (build_scripts/hooks/attention_map.py); letters: {lab, default,
+   *   min_letters, max_letters} of the induction-head model
    */
   constructor(map, own) {
     this.map = map;
     this.own = own;
     this.runs = 0;
+    this.modes = modes(own);
+    this.mode = "sentence";
+    this.values = Object.fromEntries(Object.entries(this.modes).map(([k, m]) => [k, m.value]));
     const id = `${map.id}-own`;
     this.root = el("section", "attn-own");
     this.root.setAttribute("aria-labelledby", `${id}-title`);
     const title = el("p", "attn-own__title", "Your own sentence");
     title.id = `${id}-title`;
-    const size = mb(own.weights.bytes + own.vocab.bytes);
-    const about = el(
-      "p",
-      "attn-own__about",
-      `Type any text and press Run: the real ${own.model_id.split("/").pop()} computes its attention here, in your browser, with the NumPy code of attention_labs/models/ (the tokenizer and a forward pass you can read). Run downloads the model once: ${size} (int8 weights and the 30,522-token vocabulary), then keeps it in your browser's cache for the next visit. Your text is not sent anywhere. Weights: sentence-transformers, `,
-    );
-    const licence = el("a", null, `${own.licence.name} licence`);
-    licence.href = new URL(own.licence.url, SITE_ROOT).href;
-    about.append(licence, ".");
-    const label = el("label", null, "Your sentence");
-    label.htmlFor = `${id}-text`;
+    this.root.append(title);
+    if (this.modes.letters) {
+      this.modelSel = select(
+        "Model",
+        `${id}-pick`,
+        Object.entries(this.modes).map(([k, m]) => [k, m.option]),
+      );
+      this.modelSel.wrap.classList.add("attn-own__model");
+      this.modelSel.select.addEventListener("change", () =>
+        this.setMode(this.modelSel.select.value),
+      );
+      this.root.append(this.modelSel.wrap);
+    }
+    this.about = el("p", "attn-own__about");
+    this.label = el("label");
+    this.label.htmlFor = `${id}-text`;
     this.text = el("textarea", "attn-own__text");
     this.text.id = `${id}-text`;
     this.text.rows = 2;
-    this.text.maxLength = 2000;
-    this.text.value = "The trophy did not fit into the brown suitcase because it was too big.";
+    this.text.spellcheck = false;
+    this.hint = el("p", "attn-own__hint");
+    this.hint.id = `${id}-hint`;
+    this.text.setAttribute("aria-describedby", this.hint.id);
     this.runButton = button("Run", "attn-own__run");
     this.runButton.addEventListener("click", () => this.run());
     this.text.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this.run();
     });
-    this.statusBox = el("div", "attn-own__status");
-    this.bar = el("progress", "attn-lab__progress");
-    this.bar.setAttribute("aria-label", "Loading the model");
-    this.bar.hidden = true;
-    this.status = el("span", null, `Nothing downloaded yet; Run fetches ${size} once.`);
-    this.status.setAttribute("role", "status");
-    this.statusBox.append(this.bar, this.status);
+    this.statusLine = statusLine("attn-own__status", "Loading the model");
+    this.status = this.statusLine.text;
     this.error = el("div", "attn-own__error");
     this.error.setAttribute("role", "alert");
     this.errorText = el("p");
@@ -143,20 +183,41 @@ export class OwnSentencePanel {
     this.error.hidden = true;
     this.pieces = el("p", "attn-own__pieces");
     this.pieces.hidden = true;
-    this.root.append(title, about, label, this.text, this.runButton, this.statusBox, this.error);
-    this.root.append(this.pieces);
+    this.root.append(this.about, this.label, this.text, this.hint, this.runButton);
+    this.root.append(this.statusLine.root, this.error, this.pieces);
     this.root.dataset.state = "idle";
+    this._show();
+  }
+
+  /** Switch to model `mode` ("sentence" or "letters"): its text, words and limits. */
+  setMode(mode) {
+    if (!(mode in this.modes) || mode === this.mode) return;
+    this.values[this.mode] = this.text.value;
+    this.mode = mode;
+    if (this.modelSel) this.modelSel.select.value = mode;
+    this.error.hidden = true;
+    this._show();
+  }
+
+  _show() {
+    const m = this.modes[this.mode];
+    this.root.dataset.mode = this.mode;
+    this.label.textContent = m.label;
+    this.text.maxLength = m.maxLength;
+    this.text.setAttribute("autocapitalize", this.mode === "letters" ? "characters" : "sentences");
+    this.text.value = this.values[this.mode];
+    this.hint.textContent = m.hint;
+    this.about.textContent = m.about;
+    if (this.mode === "sentence") {
+      const licence = el("a", null, `${this.own.licence.name} licence`);
+      licence.href = new URL(this.own.licence.url, SITE_ROOT).href;
+      this.about.append(licence, ".");
+    }
+    if (!this.busy) this._status(this.runs ? "" : m.idle);
   }
 
   _status(text, value = null, max = null) {
-    this.status.textContent = text;
-    this.bar.hidden = value === null;
-    if (value !== null) {
-      if (max) {
-        this.bar.max = max;
-        this.bar.value = value;
-      } else this.bar.removeAttribute("value"); // indeterminate
-    }
+    this.statusLine.show(text, value, max);
   }
 
   _fail(message, retry) {
@@ -167,64 +228,84 @@ export class OwnSentencePanel {
     this._status("");
   }
 
+  /** The model's files as blob: URLs, with the download's progress in the status line. */
+  _files() {
+    return modelFiles(this.own, (n, total, cached) =>
+      this._status(
+        cached
+          ? "Reading the model from your browser's cache…"
+          : `Downloading the model: ${mb(n)} of ${mb(total)}`,
+        n,
+        total,
+      ),
+    ).catch((err) => {
+      throw Object.assign(err, { retry: true });
+    });
+  }
+
+  /** Run `lab` in the Python worker, with Python's start-up in the status line. */
+  async _python(lab, params) {
+    runtime.configure(this.own.runtime);
+    const onRuntime = () => {
+      if (runtime.state === "loading") this._status(`${runtime.progress.message}…`, 0);
+    };
+    runtime.addEventListener("change", onRuntime);
+    this._status(runtime.state !== "ready" ? "Starting Python…" : "Running the model…", 0);
+    try {
+      return await runtime.run(lab, params);
+    } finally {
+      runtime.removeEventListener("change", onRuntime);
+    }
+  }
+
   async run() {
     if (this.busy) return;
+    const mode = this.mode;
     const text = this.text.value;
     this.error.hidden = true;
     if (!text.trim()) {
-      this._fail("Type a sentence first: the box is empty.", false);
+      this._fail(this.modes[mode].empty, false);
       this.text.focus();
       return;
     }
     this.busy = true;
     this.runButton.disabled = true;
+    if (this.modelSel) this.modelSel.select.disabled = true;
     this.root.dataset.state = "loading";
     const t0 = performance.now();
     try {
-      const urls = await modelFiles(this.own, (n, total, cached) =>
-        this._status(
-          cached
-            ? "Reading the model from your browser's cache…"
-            : `Downloading the model: ${mb(n)} of ${mb(total)}`,
-          n,
-          total,
-        ),
-      ).catch((err) => {
-        throw Object.assign(err, { retry: true });
-      });
-      runtime.configure(this.own.runtime);
-      const onRuntime = () => {
-        if (runtime.state === "loading") this._status(`${runtime.progress.message}…`, 0);
-      };
-      runtime.addEventListener("change", onRuntime);
-      if (runtime.state !== "ready") this._status("Starting Python…", 0);
-      else this._status("Running the model…", 0);
       let answer;
-      try {
-        answer = await runtime.run(this.own.lab, {
+      if (mode === "letters") answer = await this._python(this.own.letters.lab, { text });
+      else {
+        const urls = await this._files();
+        answer = await this._python(this.own.lab, {
           text,
           weights_url: urls.weights,
           vocab_url: urls.vocab,
           weights_sha256: this.own.weights.sha256,
         });
-      } finally {
-        runtime.removeEventListener("change", onRuntime);
       }
+      const t1 = performance.now();
       if (!answer.ok) {
         this._fail(answer.error, false);
         return;
       }
-      const { asset, pieces, run } = answer.result;
+      const { asset, run } = answer.result;
+      const pieces = answer.result.pieces || asset.tokens.text;
       this.runs++;
-      this.lastRun = { ...run, total_ms: performance.now() - t0 };
       this.pieces.hidden = false;
-      this.pieces.textContent = `Word pieces (${asset.seq_len} tokens): ${pieces.join(" · ")}`;
+      this.pieces.textContent =
+        mode === "letters"
+          ? `Tokens (${asset.seq_len}, one per letter): ${pieces.join(" · ")}`
+          : `Word pieces (${asset.seq_len} tokens): ${pieces.join(" · ")}`;
       const load = run.load_ms ? `, weights loaded in ${(run.load_ms / 1000).toFixed(1)} s` : "";
       this._status(
-        `Computed in your browser in ${Math.round(run.forward_ms)} ms${load}. The maps below are your sentence's.`,
+        `Computed in your browser in ${Math.round(run.forward_ms)} ms${load}. The maps below are your ${mode === "letters" ? "letters'" : "sentence's"}.`,
       );
       this.root.dataset.state = "ready";
       this.map.showOwn(asset);
+      const t2 = performance.now();
+      this.lastRun = { ...run, mode, python_ms: t1 - t0, draw_ms: t2 - t1, total_ms: t2 - t0 };
     } catch (err) {
       this._fail(
         `${err.message}. ${err.retry ? "The rest of the page still works; press Retry to try the download again." : "Press Retry."}`,
@@ -233,6 +314,7 @@ export class OwnSentencePanel {
     } finally {
       this.busy = false;
       this.runButton.disabled = false;
+      if (this.modelSel) this.modelSel.select.disabled = false;
     }
   }
 }

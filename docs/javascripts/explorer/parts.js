@@ -134,6 +134,31 @@ export function checkbox(parent, id, label, onChange) {
   return box;
 }
 
+/**
+ * A status line: a progress bar and a text that screen readers announce (role=status).
+ * `show(text, progress)`: progress null hides the bar, a number in [0, max] fills it, and
+ * 0 with no max makes it indeterminate (still working, amount unknown).
+ * Returns {root, bar, text, show}.
+ */
+export function statusLine(className, barLabel) {
+  const root = el("div", className);
+  const bar = el("progress", "attn-lab__progress");
+  bar.setAttribute("aria-label", barLabel);
+  const text = el("span");
+  text.setAttribute("role", "status");
+  root.append(bar, text);
+  const show = (message, progress = null, max = null) => {
+    text.textContent = message;
+    bar.hidden = progress === null;
+    if (progress === null) return;
+    if (max) {
+      bar.max = max;
+      bar.value = progress;
+    } else bar.removeAttribute("value"); // indeterminate
+  };
+  return { root, bar, text, show };
+}
+
 /** A Material button of the explorer. */
 export function button(text, className = "") {
   const b = el("button", `md-button attn-map__button ${className}`.trim(), text);

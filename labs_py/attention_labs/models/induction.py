@@ -13,6 +13,7 @@ Tokens are the 26 capital letters A..Z, one per token.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cache
 from importlib import resources
@@ -22,18 +23,27 @@ import numpy as np
 from ..attention import causal_mask, multi_head_attention
 from ..real_maps import decode_vectors, unpack_head
 
-__all__ = ["load_weights", "training_story", "encode", "forward", "stored_map"]
+__all__ = ["load_weights", "weights_sha256", "training_story", "encode", "forward", "stored_map"]
 
 
 def _read(name: str) -> dict:
-    path = resources.files("attention_labs") / "data" / "induction" / name
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(_bytes(name).decode("utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(
             f"{name} is missing from attention_labs/data/induction/: run "
             "`make train-induction` (build_scripts/induction/train_induction.py)"
         ) from None
+
+
+def _bytes(name: str) -> bytes:
+    return (resources.files("attention_labs") / "data" / "induction" / name).read_bytes()
+
+
+@cache
+def weights_sha256() -> str:
+    """sha256 (hex) of the weights' file, attention_labs/data/induction/model.json."""
+    return hashlib.sha256(_bytes("model.json")).hexdigest()
 
 
 @cache

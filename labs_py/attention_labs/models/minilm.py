@@ -13,6 +13,10 @@ team (Reimers and Gurevych 2019, "Sentence-BERT"; Apache-2.0).
         x = LayerNorm(x + MultiHead(x) W_O^T + b_O)                     (`attention_block`)
         x = LayerNorm(x + GELU(x W_1^T + b_1) W_2^T + b_2)                        (the MLP)
 
+The maps need less than all of it: the last layer's values, W_O and MLP change no attention
+weight, so `forward` stops at that layer's queries and keys (`attention_weights`) unless the
+hidden states are asked for: a sixth less work.
+
 Each head's attention is `attention.scaled_dot_product_attention`, the function the lessons
 build (float64 inside); the projections, the MLP and LayerNorm run in float32. Weight matrices
 stay as PyTorch's Linear stores them, W (d_out, d_in), and `linear` computes x W^T + b.
@@ -33,7 +37,7 @@ import sys
 
 import numpy as np
 
-from ..attention import scaled_dot_product_attention
+from ..attention import attention_logits, scaled_dot_product_attention, softmax
 
 __all__ = [
     "CONFIG",
@@ -47,7 +51,9 @@ __all__ = [
     "gelu",
     "linear",
     "embed",
+    "split_heads",
     "attention_block",
+    "attention_weights",
     "encoder_layer",
     "forward",
 ]
@@ -271,6 +277,13 @@ def embed(ids, w):
     return layer_norm(x, *w["ln_emb"])
 
 
+def split_heads(t):
+    """(seq_len, d_model) -> (n_heads, seq_len, d_head): head h gets columns h*d_head.."""
+    seq_len, d_model = t.shape
+    n_heads = CONFIG["n_heads"]
+    return t.reshape(seq_len, n_heads, d_model // n_heads).transpose(1, 0, 2)
+
+
 def attention_block(x, layer, head_scale=None):
     """Multi-head self-attention with BERT's weights (Vaswani et al. 2017, section 3.2.2).
 
@@ -286,12 +299,6 @@ def attention_block(x, layer, head_scale=None):
         seq_len, seq_len) float64, [query, key]).
     """
     seq_len, d_model = x.shape
-    n_heads = CONFIG["n_heads"]
-    d_head = d_model // n_heads
-
-    def split_heads(t):  # (seq_len, d_model) -> (n_heads, seq_len, d_head)
-        return t.reshape(seq_len, n_heads, d_head).transpose(1, 0, 2)
-
     q = split_heads(linear(x, layer["W_Q"], layer["b_Q"]))  # (n_heads, seq_len, d_head)
     k = split_heads(linear(x, layer["W_K"], layer["b_K"]))
     v = split_heads(linear(x, layer["W_V"], layer["b_V"]))
@@ -300,6 +307,15 @@ def attention_block(x, layer, head_scale=None):
         z = z * np.asarray(head_scale, dtype=np.float64)[:, None, None]
     concat = z.transpose(1, 0, 2).reshape(seq_len, d_model).astype(np.float32)
     return linear(concat, layer["W_O"], layer["b_O"]), weights
+
+
+def attention_weights(x, layer):
+    """Only the weights of `attention_block`: softmax(q k^T / sqrt(d_head)), the same
+    numbers without computing values or outputs. x (seq_len, d_model) -> (n_heads,
+    seq_len, seq_len) float64, [query, key]."""
+    q = split_heads(linear(x, layer["W_Q"], layer["b_Q"]))  # (n_heads, seq_len, d_head)
+    k = split_heads(linear(x, layer["W_K"], layer["b_K"]))
+    return softmax(attention_logits(q, k), axis=-1)
 
 
 def encoder_layer(x, layer, head_scale=None):
@@ -356,7 +372,11 @@ def forward(ids, weights, head_scale=None, hidden_states=False):
             )
     x = embed(ids, weights)  # (seq_len, d_model)
     states, maps = [x], []
+    last = len(weights["layers"]) - 1
     for i, layer in enumerate(weights["layers"]):
+        if i == last and not hidden_states:  # the rest of this layer changes no map
+            maps.append(attention_weights(x, layer))
+            break
         x, w = encoder_layer(x, layer, None if head_scale is None else head_scale[i])
         states.append(x)
         maps.append(w)  # (n_heads, seq_len, seq_len)
