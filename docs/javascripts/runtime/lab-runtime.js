@@ -86,6 +86,7 @@ export class LabRuntime extends EventTarget {
       stdlibURL: siteURL(cfg.stdlib),
       stdlibMoreURL: siteURL(cfg.stdlib_more),
       lockFileURL: siteURL(cfg.lock_file),
+      numpyURL: siteURL(cfg.numpy),
       expect: Object.fromEntries(
         Object.entries(cfg.expect || {}).map(([path, want]) => [siteURL(path), want]),
       ),
@@ -178,14 +179,24 @@ export class LabRuntime extends EventTarget {
   }
 
   _onMessage(msg) {
-    if (msg.at)
+    if (msg.at && (msg.type === "progress" || msg.type === "ready"))
       this.timings[`step${msg.type === "ready" ? 5 : msg.step}`] = msg.at - performance.timeOrigin;
     if (msg.type === "progress") {
       this._setState("loading", msg);
     } else if (msg.type === "ready") {
       this.timings.ready = performance.now();
+      // Each step of the worker's start-up (page clock, ms): for make bench.
+      const local = (list) => (list || []).map(([name, at]) => [name, at - performance.timeOrigin]);
+      this.timings.profile = local(msg.profile);
+      this.timings.downloads = local(msg.downloads);
       clearTimeout(this.watchdog);
       this._setState("ready", { step: 5, total: 5, message: "Python is ready" });
+    } else if (msg.type === "warm") {
+      this.timings.warm = msg.at - performance.timeOrigin;
+      this.timings.warmProfile = (msg.profile || []).map(([n, at]) => [
+        n,
+        at - performance.timeOrigin,
+      ]);
     } else if (msg.type === "init-error") {
       this._fail(msg.error);
     } else if (msg.type === "started") {
