@@ -118,8 +118,8 @@ async function checked(url, response, want) {
  */
 function guardDownloads(expect, early = []) {
   const realFetch = self.fetch.bind(self);
-  // Files Python asks for only later (the NumPy wheel, after the interpreter started) are
-  // downloaded now, alongside the others; Pyodide's own fetch of them gets that response.
+  // Files Pyodide asks for only later (`early`) are downloaded now, alongside the others;
+  // Pyodide's own fetch of one gets that response (once).
   const prefetched = new Map(
     early.map((url) => {
       const response = realFetch(url);
@@ -216,7 +216,10 @@ async function init({
   profile = [];
   mark("worker started");
   newFailure();
-  guardDownloads(expect, numpyURL ? [numpyURL] : []);
+  // The wasm (10 MB) is asked for only once pyodide.asm.js has run, NumPy once Python has
+  // started: both are downloaded from the start instead (the wasm is still compiled as it
+  // streams in, and cached by the browser as before).
+  guardDownloads(expect, [`${indexURL}pyodide.asm.wasm`, ...(numpyURL ? [numpyURL] : [])]);
   // Start the labs wheel download now so that it overlaps Pyodide's start-up.
   const wheel = fetchBytes(wheelURL);
   wheel.catch(() => {}); // reported when awaited below
