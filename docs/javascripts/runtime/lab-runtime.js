@@ -185,18 +185,14 @@ export class LabRuntime extends EventTarget {
       this._setState("loading", msg);
     } else if (msg.type === "ready") {
       this.timings.ready = performance.now();
-      // Each step of the worker's start-up (page clock, ms): for make bench.
-      const local = (list) => (list || []).map(([name, at]) => [name, at - performance.timeOrigin]);
-      this.timings.profile = local(msg.profile);
-      this.timings.downloads = local(msg.downloads);
+      // Each step of the worker's start-up, and when each download ended: for make bench.
+      this.timings.profile = onPageClock(msg.profile);
+      this.timings.downloads = onPageClock(msg.downloads);
       clearTimeout(this.watchdog);
       this._setState("ready", { step: 5, total: 5, message: "Python is ready" });
     } else if (msg.type === "warm") {
       this.timings.warm = msg.at - performance.timeOrigin;
-      this.timings.warmProfile = (msg.profile || []).map(([n, at]) => [
-        n,
-        at - performance.timeOrigin,
-      ]);
+      this.timings.warmProfile = onPageClock(msg.profile);
     } else if (msg.type === "init-error") {
       this._fail(msg.error);
     } else if (msg.type === "started") {
@@ -241,6 +237,9 @@ export class LabRuntime extends EventTarget {
     this.dispatchEvent(new CustomEvent("change", { detail: { state, progress: this.progress } }));
   }
 }
+
+/** The worker's [[name, at (ms since the epoch)], ...] as [[name, ms on this page's clock]]. */
+const onPageClock = (list) => (list || []).map(([name, at]) => [name, at - performance.timeOrigin]);
 
 /**
  * JSON.parse reviver for float arrays packed by labs_py (attention_labs.labs._packed):
