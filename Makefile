@@ -59,10 +59,12 @@ vendor: $(VENV)/.site-installed $(VENV)/.minilm-installed
 	$(PY) -m build_scripts.vendor.vendor
 	$(PY) -m build_scripts.minilm.quantise
 
-## wheel: the labs package (labs_py/) as the wheel the browser installs
+## wheel: the labs package (labs_py/) as the wheel the browser installs, its modules
+##   precompiled to .pyc by the vendored Pyodide (sources kept; build_scripts/vendor/labs_wheel.py)
 wheel: $(VENV)/.site-installed
-	rm -rf docs/vendor/labs
-	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w docs/vendor/labs .
+	rm -rf docs/vendor/labs build/labs-wheel
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w build/labs-wheel .
+	$(PY) -m build_scripts.vendor.labs_wheel build/labs-wheel docs/vendor/labs
 
 ## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts; the CI
 ##   workflows (.github/workflows/) against GitHub's workflow schema (check-jsonschema)

@@ -409,6 +409,7 @@ def startup_section(args) -> list[Row]:
             )
         )
     site = results[names[3]]
+    rows += startup_steps(site["extra"])
     pictures = [e["picture"] / e["dcl"] for e in site["extra"] if e.get("picture")]
     rows.append(
         Row(
@@ -423,6 +424,48 @@ def startup_section(args) -> list[Row]:
             + med([e["dcl"] for e in site["extra"]]),
         )
     )
+    return rows
+
+
+def startup_steps(extra: list[dict]) -> list[Row]:
+    """One row per step of the site's worker start-up (cold runs; marks in
+    docs/javascripts/runtime/pyodide-worker.js), then when each download ended."""
+    from build_scripts.bench import bench_startup
+
+    profiles = [e["profile"] for e in extra if e.get("profile")]
+    if not profiles:
+        return []
+    per_step: dict[str, list[float]] = {}
+    for profile in profiles:
+        for name, ms in bench_startup.steps(profile):
+            per_step.setdefault(name.split(" of the lab ")[0], []).append(ms)
+    rows = [
+        Row(
+            "start-up, the site's worker, step by step",
+            name,
+            med(values, digits=0),
+            "cold; from the step before (the first from new Worker); "
+            + (
+                "after ready, while idle"
+                if name.startswith(("warm-up", "import attention_labs.cells"))
+                else "before ready"
+            ),
+        )
+        for name, values in per_step.items()
+    ]
+    ends: dict[str, list[float]] = {}
+    for profile in profiles:
+        for name, at in profile["downloads"]:
+            ends.setdefault(name, []).append(at)
+    rows += [
+        Row(
+            "start-up, the site's worker, downloads",
+            f"{name} downloaded",
+            med(values, digits=0),
+            "cold; from new Worker (Resource Timing responseEnd)",
+        )
+        for name, values in sorted(ends.items(), key=lambda kv: statistics.median(kv[1]))
+    ]
     return rows
 
 

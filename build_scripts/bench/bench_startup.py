@@ -12,6 +12,10 @@ precompressed gzip). Between it and the site, one step at a time (same harness p
   labs wheel, imports it and runs the page's lab once;
 - site, no compression: the same with the server's gzip off.
 
+For the site, also each step of its worker's start-up (the worker's marks: loader script,
+loadPyodide, NumPy's wheel, ``import numpy``, the labs wheel, ``import attention_labs.labs``,
+then the idle warm-up after "ready") and when each download ended.
+
 Each is timed from ``new Worker`` to "ready" (page load not included: it is the same for
 every row), cold (a fresh browser context, so an empty HTTP and code cache, per run) and on
 a repeat visit (the same context, page reloaded). Bytes are counted by the server for one
@@ -72,6 +76,16 @@ SITE_JS = """() => new Promise((resolve) => {
   rt.addEventListener('change', () => (rt.state === 'ready' || rt.state === 'failed') && done());
 })"""
 
+# The worker's steps (ms from the runtime's start), once its idle warm-up is done too.
+PROFILE_JS = """async () => {
+  const rt = window.AttnLabs.runtime;
+  for (let i = 0; i < 600 && rt.timings.warm === undefined; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  const t = rt.timings, rel = (list) => (list || []).map(([n, at]) => [n, at - t.start]);
+  return { steps: rel(t.profile), after: rel(t.warmProfile),
+           downloads: rel(t.downloads), warm: t.warm === undefined ? null : t.warm - t.start };
+}"""
+
 PICTURE_JS = """() => {
   const nav = performance.getEntriesByType('navigation')[0];
   const mark = performance.getEntriesByName('lab:initial')[0];
@@ -100,6 +114,18 @@ def site_once(page, url: str) -> dict:
     page.wait_for_selector(".attn-lab[data-status=initial]", timeout=60_000)  # configured
     out = page.evaluate(SITE_JS)
     out.update(page.evaluate(PICTURE_JS))
+    if out.get("ok"):
+        out["profile"] = page.evaluate(PROFILE_JS)
+    return out
+
+
+def steps(profile: dict) -> list[tuple[str, float]]:
+    """(step, ms) of one start-up: each mark's time since the one before it (the first
+    since the runtime's start), then the idle work after ready."""
+    out, at = [], 0.0
+    for name, t in profile["steps"] + profile["after"]:
+        out.append((name, t - at))
+        at = t
     return out
 
 

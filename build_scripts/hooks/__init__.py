@@ -30,6 +30,7 @@ from . import (
     lessons,
     notebooks,
     numbers,
+    preload,
     pycell,
     site_url,
 )
@@ -119,6 +120,10 @@ def on_page_markdown(markdown, page, config, files):
 
 def on_page_content(html, page, config, files):
     return glossary.on_page_content(html, page)  # lessons link each term's first use
+
+
+def on_post_page(output, page, config):
+    return preload.on_post_page(output, page, config)  # the first picture's modules, early
 
 
 def on_post_build(config):

@@ -3,7 +3,10 @@
 //   node precompile_pyodide.mjs <pyodide dir> <job JSON>
 //
 // job: {"stdlib": {src, out, more, keep: [module names], finder: source, numpy: wheel}?,
-//       "wheels": [[src, out, [suffixes to drop]], ...]}, paths on this machine. The
+//       "wheels": [[src, out, [suffixes to drop]], ...],
+//       "labs": {src, out, package, numpy: wheel}?}, paths on this machine ("labs": our
+// own wheel, compiled as the others, then installed and every module of `package`
+// imported, NumPy loaded first, to list any Python still had to compile). The
 // folders of every path are mounted into Pyodide's file system (NODEFS), so Python reads
 // and writes the host's files. Prints one JSON line of what was done.
 import { createRequire } from "node:module";
@@ -55,5 +58,13 @@ done.wheels = [];
 for (const [src, out, drop] of job.wheels || []) {
   const made = mod.precompile_wheel(inPyodide(src), inPyodide(out), drop || []);
   done.wheels.push(made.toJs({ dict_converter: Object.fromEntries }));
+}
+if (job.labs) {
+  const { src, out, package: name, numpy } = job.labs;
+  const made = mod.precompile_wheel(inPyodide(src), inPyodide(out), []);
+  done.labs = made.toJs({ dict_converter: Object.fromEntries });
+  await pyodide.loadPackage(path.resolve(numpy));
+  const checked = mod.check_imports(inPyodide(out), name);
+  done.labs.check = checked.toJs({ dict_converter: Object.fromEntries });
 }
 process.stdout.write(`${JSON.stringify(done)}\n`);

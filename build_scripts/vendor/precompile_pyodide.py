@@ -7,6 +7,8 @@ browser will load are written by the browser's own CPython build (Pyodide 0.27.7
                                   .pyc only (sourceless; zipimport looks for .pyc first)
     precompile_wheel(src, out)    a wheel -> the same wheel with every .py as a sourceless
                                   .pyc, C headers and type stubs left out
+    check_imports(wheel, package) install the wheel, import every module of ``package``
+                                  and list those Python had to compile (none is the aim)
 
 Reproducible: members in sorted order, one fixed date, fixed permissions, this build's zlib,
 and the hash seed fixed by the caller (PYTHONHASHSEED=0: frozenset constants are marshalled
@@ -117,12 +119,13 @@ def precompile_wheel(
     """``src`` with every .py replaced by its sourceless .pyc (``mod.pyc`` beside where
     ``mod.py`` was: SourcelessFileLoader, as Pyodide's own compiled wheels) and the files
     ending with one of ``drop`` (C headers, type stubs: nothing the browser runs) left
-    out (a pattern ending with "/" drops that folder); the RECORD lists what is there."""
+    out (a pattern ending with "/" drops that folder); the RECORD lists what is there.
+    A ``__pycache__`` in ``src`` (bytecode of another interpreter) is left out too."""
     members: dict[str, bytes] = {}
     compiled = dropped = 0
     with zipfile.ZipFile(src) as zf:
         for name in zf.namelist():
-            if name.endswith("/"):
+            if name.endswith("/") or "/__pycache__/" in f"/{name}":
                 continue
             # "folder/" drops a folder, anything else is a file-name ending
             if any(name.startswith(d) if d.endswith("/") else name.endswith(d) for d in drop):
@@ -144,3 +147,34 @@ def precompile_wheel(
     members[record] = ("".join(lines) + f"{record},,\n").encode()
     _write(members, out, compress)
     return {"compiled": compiled, "dropped": dropped, "members": len(members)}
+
+
+def check_imports(wheel: str, package: str) -> dict:
+    """Install ``wheel`` into site-packages, import every module of ``package`` and return
+    {"modules": how many, "compiled": the ones Python compiled from source or could (a
+    module not loaded from a sourceless .pyc)}."""
+    import importlib.machinery
+    import pkgutil
+
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(SITE_PACKAGES)
+    importlib.invalidate_caches()
+    compiled = []
+    loader = importlib.machinery.SourceFileLoader
+    real = loader.source_to_code
+
+    def recording(self, data, path, *, _optimize=-1):
+        compiled.append(str(path))
+        return real(self, data, path, _optimize=_optimize)
+
+    loader.source_to_code = recording
+    try:
+        top = importlib.import_module(package)
+        names = [package] + [m.name for m in pkgutil.walk_packages(top.__path__, f"{package}.")]
+        for name in names:
+            module = importlib.import_module(name)
+            if not isinstance(module.__spec__.loader, importlib.machinery.SourcelessFileLoader):
+                compiled.append(name)
+    finally:
+        loader.source_to_code = real
+    return {"modules": len(names), "compiled": sorted(set(compiled))}

@@ -667,9 +667,6 @@ def code_imports(roots: Iterable[Path] = (REPO / "labs_py", REPO / "docs")) -> l
 
 def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
     """Run precompile_pyodide.mjs (the vendored Pyodide under Node) writing into ``out``."""
-    node = shutil.which("node")
-    if node is None:
-        raise VendorError(f"{what}: node not found: install Node.js 20+ and rerun {RERUN}")
     std = pre["stdlib"]
     job = {
         "stdlib": {
@@ -684,6 +681,15 @@ def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
             [str(base / w["from"]), str(out / w["file"]), w.get("drop", [])] for w in pre["wheels"]
         ],
     }
+    return run_in_pyodide(base, job, what=what)
+
+
+def run_in_pyodide(base: Path, job: dict, *, what: str) -> dict:
+    """Run precompile_pyodide.mjs on ``job`` with the Pyodide vendored in ``base``; its
+    answer (one JSON line)."""
+    node = shutil.which("node")
+    if node is None:
+        raise VendorError(f"{what}: node not found: install Node.js 20+ and rerun {RERUN}")
     cmd = [node, str(PRECOMPILE_SCRIPT), str(base), json.dumps(job)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)

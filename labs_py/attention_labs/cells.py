@@ -188,8 +188,10 @@ def _readable_traceback(err: BaseException, filenames: set[str]) -> str:
     tb.stack = traceback.StackSummary.from_list(
         [f for f in tb.stack if f.filename in filenames or not f.filename.startswith("<")]
     )
-    # Frames of this module (the runner) say nothing to a reader.
-    tb.stack = traceback.StackSummary.from_list([f for f in tb.stack if f.filename != __file__])
+    # Frames of this module (the runner) say nothing to a reader. Its code's own file name:
+    # __file__ is the .pyc where the module is installed precompiled (the browser).
+    runner = _readable_traceback.__code__.co_filename
+    tb.stack = traceback.StackSummary.from_list([f for f in tb.stack if f.filename != runner])
     text = "".join(tb.format())
     if not tb.stack:
         text = text.replace("Traceback (most recent call last):\n", "")

@@ -80,6 +80,29 @@ def test_lesson_placeholder_holds_the_lessons_params_and_initial_result(built_si
 # (b) a broken lesson fails the build with file and line
 
 
+PRELOAD_RE = re.compile(r'<link rel="modulepreload" href="([^"]+)">')
+
+
+def test_pages_preload_the_modules_of_their_first_picture(built_site):
+    """Every page preloads main.js's own imports; a lesson with labs also the controller
+    and each lab's widget with theirs, so they download while the page is parsed. Every
+    link is in the head and names a file of the site; a page without labs gets no lab code."""
+    site, _ = built_site
+    lesson = (site / LESSON / "index.html").read_text("utf-8")
+    head = lesson.split("</head>")[0]
+    links = PRELOAD_RE.findall(lesson)
+    assert links == PRELOAD_RE.findall(head)
+    assert len(links) == len(set(links))
+    names = {link.split("javascripts/", 1)[1] for link in links}
+    assert {"main.js", "runtime/lab-runtime.js", "labs/controller.js"} <= names, names
+    assert {"labs/attention_pattern.js", "ui/dom.js"} <= names, names
+    for link in links:
+        assert (site / LESSON / link).resolve().is_file(), link
+    glossary = PRELOAD_RE.findall((site / "glossary" / "index.html").read_text("utf-8"))
+    assert any(link.endswith("javascripts/main.js") for link in glossary)
+    assert not [link for link in glossary if "/labs/" in link]
+
+
 def test_bad_parameter_fails_the_build_with_file_line_and_parameter(tmp_path):
     text, line = broken_lesson("lab: attention_pattern", "causal: true", "temperature: -1")
     config = project_copy(

@@ -544,3 +544,67 @@ def test_every_stdlib_module_the_site_imports_is_in_the_first_zip():
         "python -m build_scripts.vendor.vendor --update-precompiled-pins"
     )
     assert "json/__init__.pyc" in core
+
+
+# --------------------------------------------------------------------------- the labs wheel
+
+LABS_SRC = ROOT / "labs_py"
+
+
+def _labs_wheel() -> Path:
+    (wheel,) = (VENDORED / "labs").glob("attention_labs-*.whl")
+    return wheel
+
+
+def test_labs_wheel_is_sourceless_unchecked_pyc_of_the_current_sources():
+    """make wheel ships the labs as Pyodide's CPython 3.12 bytecode only, each .pyc
+    compiled from the source in labs_py/ as it is now (its source hash says so), with the
+    package data, and a RECORD that lists what is there."""
+    wheel = _labs_wheel()
+    assert wheel.name.endswith("-0pyc-cp312-none-any.whl"), wheel.name
+    zf = zipfile.ZipFile(wheel)
+    names = set(zf.namelist())
+    assert not [n for n in names if n.endswith(".py") or "__pycache__" in n]
+    sources = sorted(
+        p.relative_to(LABS_SRC).as_posix()
+        for p in (LABS_SRC / "attention_labs").rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
+    key = int.from_bytes(PY312_MAGIC, "little")  # the source hash is keyed by the magic
+    for src in sources:
+        pyc = zf.read(src[:-3] + ".pyc")
+        assert _pyc_flags(pyc) == 0b01, src  # hash-based, never checked
+        assert pyc[8:16] == _imp.source_hash(key, (LABS_SRC / src).read_bytes()), (
+            f"{wheel.name}: {src} is stale: run 'make wheel'"
+        )
+    assert "attention_labs/data/induction/model.json" in names
+    (record,) = [n for n in names if n.endswith(".dist-info/RECORD")]
+    assert {line.split(",")[0] for line in zf.read(record).decode().splitlines()} == names
+    for info in zf.infolist()[:20]:
+        assert info.date_time == (1980, 1, 1, 0, 0, 0)
+
+
+def test_labs_wheel_build_is_reproducible_and_imports_in_pyodide_without_compiling(tmp_path):
+    """pip's wheel of labs_py/, compiled again here (Pyodide under Node), gives the same
+    bytes as the site's; in that Pyodide every module of the package imported from it."""
+    from build_scripts.vendor import labs_wheel
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+        + ["-w", str(tmp_path / "pip"), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    done = labs_wheel.precompile_labs(tmp_path / "pip", tmp_path / "out")
+    assert done["check"]["compiled"] == []
+    assert done["check"]["modules"] == done["compiled"] > 20
+    (made,) = (tmp_path / "out").glob("*.whl")
+    assert made.name == _labs_wheel().name
+    assert sha(made.read_bytes()) == sha(_labs_wheel().read_bytes())
+
+
+def test_labs_wheel_needs_exactly_one_wheel_from_pip(tmp_path):
+    from build_scripts.vendor import labs_wheel
+
+    with pytest.raises(labs_wheel.VendorError, match="expected one attention_labs wheel"):
+        labs_wheel.precompile_labs(tmp_path, tmp_path / "out")

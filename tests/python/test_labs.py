@@ -415,3 +415,31 @@ def test_largest_settings_run_on_top_of_every_pages_fence(where, name, params):
     largest = getattr(LABS[name], "LARGEST", {})
     out = json.loads(run_lab_json(name, json.dumps({**params, **largest})))
     assert out["ok"], f"{where}: {name} at LARGEST over the page's parameters: {out}"
+
+
+def test_every_module_of_labs_is_a_lab():
+    """The registry names every labs/<name>.py a lab without importing it (helpers would
+    start with "_"): each must have SCHEMA and compute."""
+    for name in LABS:
+        module = LABS[name]
+        assert hasattr(module, "SCHEMA") and callable(module.compute), name
+
+
+def test_the_registry_imports_a_lab_only_when_it_is_used():
+    """The browser's worker imports attention_labs.labs at start-up: no lab module then
+    (some take 0.1-0.2 s to import in Pyodide), only the one a page runs."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from attention_labs.labs import LABS, run_lab_json\n"
+        "labs = lambda: sorted(m for m in sys.modules if m.startswith('attention_labs.labs.'))\n"
+        "print(len(LABS), labs())\n"
+        "run_lab_json('attention_pattern', '{}')\n"
+        "print(labs())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, after = out.stdout.splitlines()
+    assert first == f"{len(LABS)} []"
+    assert after == "['attention_labs.labs.attention_pattern']"

@@ -86,6 +86,7 @@ export class LabRuntime extends EventTarget {
       stdlibURL: siteURL(cfg.stdlib),
       stdlibMoreURL: siteURL(cfg.stdlib_more),
       lockFileURL: siteURL(cfg.lock_file),
+      numpyURL: siteURL(cfg.numpy),
       expect: Object.fromEntries(
         Object.entries(cfg.expect || {}).map(([path, want]) => [siteURL(path), want]),
       ),
@@ -178,14 +179,20 @@ export class LabRuntime extends EventTarget {
   }
 
   _onMessage(msg) {
-    if (msg.at)
+    if (msg.at && (msg.type === "progress" || msg.type === "ready"))
       this.timings[`step${msg.type === "ready" ? 5 : msg.step}`] = msg.at - performance.timeOrigin;
     if (msg.type === "progress") {
       this._setState("loading", msg);
     } else if (msg.type === "ready") {
       this.timings.ready = performance.now();
+      // Each step of the worker's start-up, and when each download ended: for make bench.
+      this.timings.profile = onPageClock(msg.profile);
+      this.timings.downloads = onPageClock(msg.downloads);
       clearTimeout(this.watchdog);
       this._setState("ready", { step: 5, total: 5, message: "Python is ready" });
+    } else if (msg.type === "warm") {
+      this.timings.warm = msg.at - performance.timeOrigin;
+      this.timings.warmProfile = onPageClock(msg.profile);
     } else if (msg.type === "init-error") {
       this._fail(msg.error);
     } else if (msg.type === "started") {
@@ -230,6 +237,9 @@ export class LabRuntime extends EventTarget {
     this.dispatchEvent(new CustomEvent("change", { detail: { state, progress: this.progress } }));
   }
 }
+
+/** The worker's [[name, at (ms since the epoch)], ...] as [[name, ms on this page's clock]]. */
+const onPageClock = (list) => (list || []).map(([name, at]) => [name, at - performance.timeOrigin]);
 
 /**
  * JSON.parse reviver for float arrays packed by labs_py (attention_labs.labs._packed):

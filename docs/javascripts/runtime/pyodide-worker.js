@@ -2,12 +2,14 @@
 // that loading and computing never freeze the page.
 //
 // Messages in:  {type: "init", indexURL, wheelURL, stdlibURL?, stdlibMoreURL?, lockFileURL?,
-//                expect?, interruptBuffer?, warmLab?}  (expect: {url: {size, sha256}})
+//                numpyURL?, expect?, interruptBuffer?, warmLab?}  (expect: {url: {size, sha256}})
 //               {type: "run", id, lab, params}        (params: a JSON string)
 //               {type: "cell", id, page, code, name}  (a code cell, in page's namespace)
 //               {type: "check", id, code, checks}     (a code exercise; checks: JSON)
 //               {type: "forget", keep}                (drop other pages' namespaces)
-// Messages out: {type: "progress", step, total, message} | {type: "ready"}
+// Messages out: {type: "progress", step, total, message}
+//               {type: "ready", at, profile, downloads}  (profile: [[step, at], ...])
+//               {type: "warm", at, profile}         (the idle warm-up after ready is done)
 //               {type: "init-error", error}
 //               {type: "started", id}                 (Python began work on request id)
 //               {type: "output", id, json}            (a cell's output so far: JSON list)
@@ -20,6 +22,18 @@ let interruptBuffer = null; // SharedArrayBuffer view when the page is cross-ori
 
 // `at`: an absolute time (ms since the epoch), comparable with the page's clock.
 const now = () => performance.timeOrigin + performance.now();
+
+// The start-up's steps, [name, at] in order, sent with "ready" (and the idle work after
+// it with "warm"): make bench shows each step's time (build_scripts/bench/bench_startup.py).
+let profile = [];
+const mark = (name) => profile.push([name, now()]);
+
+/** When each start-up download of this worker ended: [[file, at], ...] (Resource Timing). */
+function downloads() {
+  return performance
+    .getEntriesByType("resource")
+    .map((e) => [e.name.split("/").pop(), performance.timeOrigin + e.responseEnd]);
+}
 
 function progress(step, message) {
   self.postMessage({ type: "progress", step, total: TOTAL_STEPS, message, at: now() });
@@ -71,6 +85,7 @@ function newFailure() {
   startFailed.catch(() => {});
 }
 
+const base64Bytes = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 const hex = (buffer) =>
   Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 
@@ -101,16 +116,27 @@ async function checked(url, response, want) {
  * served with another type than application/wasm is compiled from its bytes instead of
  * refused (streaming compile accepts only that type).
  */
-function guardDownloads(expect) {
+function guardDownloads(expect, early = []) {
   const realFetch = self.fetch.bind(self);
+  // Files Pyodide asks for only later (`early`) are downloaded now, alongside the others;
+  // Pyodide's own fetch of one gets that response (once).
+  const prefetched = new Map(
+    early.map((url) => {
+      const response = realFetch(url);
+      response.catch(() => {}); // reported when Pyodide asks for it
+      return [url, response];
+    }),
+  );
   self.fetch = async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input), self.location.href)
       .href;
+    const ahead = prefetched.get(url);
+    prefetched.delete(url);
     let response;
     try {
-      response = await realFetch(input, init);
+      response = await (ahead || realFetch(input, init));
     } catch (err) {
-      if (!init?.integrity)
+      if (ahead || !init?.integrity)
         throw failStart(
           `${describe(url)} could not be downloaded (${err.message}; ${url}). Check your connection and press Retry.`,
         );
@@ -129,6 +155,9 @@ function guardDownloads(expect) {
         `${describe(url)} could not be downloaded: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""} from ${url}. ${HOST_HINT}`,
       );
     if (expect[url]) return checked(url, response, expect[url]);
+    // The browser checked no integrity on a prefetched file: check it here instead.
+    if (ahead && init?.integrity?.startsWith("sha256-"))
+      return checked(url, response, { sha256: hex(base64Bytes(init.integrity.slice(7))) });
     const type = response.headers.get("Content-Type") || "";
     if (url.endsWith(".wasm") && !type.startsWith("application/wasm")) {
       try {
@@ -179,12 +208,18 @@ async function init({
   stdlibURL,
   stdlibMoreURL,
   lockFileURL,
+  numpyURL,
   expect = {},
   interruptBuffer: buffer,
   warmLab,
 }) {
+  profile = [];
+  mark("worker started");
   newFailure();
-  guardDownloads(expect);
+  // The wasm (10 MB) is asked for only once pyodide.asm.js has run, NumPy once Python has
+  // started: both are downloaded from the start instead (the wasm is still compiled as it
+  // streams in, and cached by the browser as before).
+  guardDownloads(expect, [`${indexURL}pyodide.asm.wasm`, ...(numpyURL ? [numpyURL] : [])]);
   // Start the labs wheel download now so that it overlaps Pyodide's start-up.
   const wheel = fetchBytes(wheelURL);
   wheel.catch(() => {}); // reported when awaited below
@@ -193,6 +228,7 @@ async function init({
   } catch {
     throw new Error(await whyNotScript(`${indexURL}pyodide.js`));
   }
+  mark("loader script (pyodide.js)");
   progress(2, "Starting Python");
   let pyodide;
   try {
@@ -211,10 +247,9 @@ async function init({
       throw new Error(await whyNotScript(`${indexURL}pyodide.asm.js`));
     throw err;
   }
+  mark("Python started (loadPyodide: wasm, stdlib, interpreter)");
   // The stdlib modules start-up does not need download on their first import.
   if (stdlibMoreURL) pyodide.pyimport("_stdlib_more").install(stdlibMoreURL);
-  // NumPy is loaded here rather than with loadPyodide's `packages` option: that option
-  // saved no time in make bench.
   // Stop button: the page writes 2 (SIGINT) here and Python raises KeyboardInterrupt.
   if (buffer) {
     interruptBuffer = buffer;
@@ -232,6 +267,9 @@ async function init({
     const reason = reasons.join(" ").replace(/\s+/g, " ").slice(0, 240);
     throw new Error(`could not download NumPy from ${indexURL}${reason ? ` (${reason})` : ""}`);
   }
+  mark("NumPy wheel installed (loadPackage)");
+  pyodide.runPython("import numpy");
+  mark("import numpy");
   progress(4, "Installing the labs");
   try {
     pyodide.unpackArchive(await orFailure(wheel), "wheel");
@@ -239,27 +277,49 @@ async function init({
     if (err === startError) throw err;
     throw new Error(`${describe(wheelURL)} is damaged (${lastLine(err)}). ${HOST_HINT}`);
   }
+  mark("labs wheel installed");
   const runLabJson = pyodide.runPython(
     "import importlib; importlib.invalidate_caches()\n" +
       "from attention_labs.labs import run_lab_json\nrun_lab_json",
   );
-  // Warm the code path so the first click is fast: the page's lab by name, or the first
-  // registered lab (a page with cells only). Its defaults may be invalid (real_head needs
+  mark("import attention_labs.labs");
+  // Code cells' module, imported on first use or once Python is idle after "ready".
+  let cells = null;
+  const cellsModule = () => {
+    if (cells) return cells;
+    cells = pyodide.pyimport("attention_labs.cells");
+    // With an interrupt buffer, make time.sleep stoppable too (it sleeps in short slices).
+    if (interruptBuffer)
+      pyodide.runPython(
+        "import time\nfrom attention_labs import cells\ntime.sleep = cells.interruptible_sleep",
+      );
+    return cells;
+  };
+  // After "ready", while nobody waits: warm the code path of the page's lab (or the first
+  // registered lab, on a page with cells only) so the first change is fast, and import the
+  // cells' module. Requests queued during start-up run first (they await `ready`, which
+  // resolves before this timer fires). A lab's defaults may be invalid (real_head needs
   // q and k): that answer is an {"ok": false}, and the path is warm all the same.
-  const warm =
-    warmLab || pyodide.runPython("from attention_labs.labs import LABS\nnext(iter(LABS))");
-  runLabJson(warm, "{}");
-  const cells = pyodide.pyimport("attention_labs.cells");
-  // With an interrupt buffer, make time.sleep stoppable too (it sleeps in short slices).
-  if (interruptBuffer)
-    pyodide.runPython(
-      "import time\nfrom attention_labs import cells\ntime.sleep = cells.interruptible_sleep",
-    );
+  const warmUp = () => {
+    profile = [];
+    try {
+      const warm =
+        warmLab || pyodide.runPython("from attention_labs.labs import LABS\nnext(iter(LABS))");
+      runLabJson(warm, "{}");
+      mark(`warm-up run of the lab ${warm}`);
+      cellsModule();
+      mark("import attention_labs.cells");
+    } catch (err) {
+      console.warn("the start-up warm-up failed", err); // the first real request will say
+    }
+    self.postMessage({ type: "warm", at: now(), profile });
+  };
   return {
     run: runLabJson,
-    cell: cells.run_cell_json,
-    check: cells.check_code_json,
-    forget: cells.forget_namespaces,
+    cell: (...args) => cellsModule().run_cell_json(...args),
+    check: (...args) => cellsModule().check_code_json(...args),
+    forget: (keep) => cells?.forget_namespaces(keep),
+    warmUp,
   };
 }
 
@@ -279,7 +339,11 @@ self.onmessage = async (event) => {
     if (ready) return;
     ready = init(msg);
     ready.then(
-      () => self.postMessage({ type: "ready", at: now() }),
+      (py) => {
+        mark("ready");
+        self.postMessage({ type: "ready", at: now(), profile, downloads: downloads() });
+        setTimeout(py.warmUp, 0);
+      },
       (err) => self.postMessage({ type: "init-error", error: lastLine(err) }),
     );
     return;

@@ -1,0 +1,105 @@
+"""`make wheel`, after pip: the labs wheel as the browser installs it, precompiled.
+
+    python -m build_scripts.vendor.labs_wheel <folder pip wrote the wheel to> <dest folder>
+
+The vendored Pyodide, under Node (as for the stdlib and NumPy: the browser's own CPython
+build writes the bytecode), replaces every module of the wheel pip built by an
+unchecked-hash sourceless ``.pyc``, so the browser imports the labs without compiling
+them. Sourceless, as NumPy: keeping the sources beside the bytecode doubled the download
+(333 kB against 150 kB); the cost is that a traceback through the labs' code shows its
+file and line but not the line's text (docstrings stay: ``help()`` works). The file is
+named for what it holds (``-0pyc-cp312-none-any``: Pyodide's CPython 3.12 only). Then, in
+the same Pyodide, the new wheel is installed with NumPy and every module of
+``attention_labs`` imported: any module Python still had to compile is an error.
+
+Same sources, same bytes: members sorted, one date, fixed permissions, hash seed 0 (pip's
+own wheel carries the files' dates, which do not matter here). The wheel's sha256 is
+whatever the sources give; the site checks it as built (hooks/runtime.py), and
+tests/build/test_vendor.py rebuilds it and compares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from build_scripts.vendor.vendor import REPO, VendorError, run_in_pyodide
+
+PACKAGE = "attention_labs"
+PYODIDE = REPO / "docs" / "vendor" / "pyodide"
+WHAT = "labs wheel"
+TAG = "cp312"  # Pyodide 0.27.7's CPython 3.12: the bytecode is for it only
+
+
+def numpy_wheel(pyodide: Path = PYODIDE) -> Path:
+    """The precompiled NumPy wheel the site ships (docs/vendor/manifest.json)."""
+    manifest = pyodide.parent / "manifest.json"
+    if not (pyodide / "pyodide.js").is_file() or not manifest.is_file():
+        raise VendorError(f"{WHAT}: Pyodide is not vendored in {pyodide}: run 'make vendor'")
+    pre = json.loads(manifest.read_text("utf-8"))["precompiled"]
+    return pyodide.parent / pre["wheels"]["numpy"]
+
+
+def compiled_name(wheel: str) -> str:
+    """``attention_labs-0.1.0-py3-none-any.whl`` -> ``attention_labs-0.1.0-0pyc-cp312-none-any.whl``
+    (a build tag, and the only interpreter its bytecode is for)."""
+    name, version = wheel.split("-")[:2]
+    return f"{name}-{version}-0pyc-{TAG}-none-any.whl"
+
+
+def precompile_labs(src_dir: Path, dest: Path, pyodide: Path = PYODIDE) -> dict:
+    """Compile the one ``attention_labs-*.whl`` in ``src_dir`` into ``dest`` (emptied of
+    other wheels) as ``compiled_name``. Returns what precompile_pyodide.mjs did."""
+    found = sorted(Path(src_dir).glob(f"{PACKAGE}-*.whl"))
+    if len(found) != 1:
+        raise VendorError(
+            f"{WHAT}: expected one {PACKAGE} wheel in {src_dir}, found {len(found)}: "
+            "run 'make wheel'"
+        )
+    src = found[0]
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".labs-wheel.", dir=dest) as tmp:
+        out = Path(tmp) / compiled_name(src.name)
+        job = {
+            "labs": {
+                "src": str(src.resolve()),
+                "out": str(out),
+                "package": PACKAGE,
+                "numpy": str(numpy_wheel(pyodide)),
+            }
+        }
+        done = run_in_pyodide(pyodide, job, what=WHAT)["labs"]
+        if done["check"]["compiled"]:
+            raise VendorError(
+                f"{WHAT}: Python in Pyodide still compiled {done['check']['compiled']}: "
+                "their .pyc is missing or stale"
+            )
+        for old in dest.glob("*.whl"):
+            old.unlink()
+        shutil.move(out, dest / out.name)
+    return done
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("src", type=Path, help="the folder pip wrote the wheel to")
+    parser.add_argument("dest", type=Path, help="where the site's wheel goes (docs/vendor/labs)")
+    args = parser.parse_args(argv)
+    try:
+        done = precompile_labs(args.src, args.dest)
+    except VendorError as err:
+        print(f"wheel: {err}", file=sys.stderr)
+        return 1
+    print(
+        f"wheel: {done['compiled']} modules precompiled in Pyodide; "
+        f"{done['check']['modules']} imported there without compiling"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
