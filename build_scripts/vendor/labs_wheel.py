@@ -3,14 +3,14 @@
     python -m build_scripts.vendor.labs_wheel <folder pip wrote the wheel to> <dest folder>
 
 The vendored Pyodide, under Node (as for the stdlib and NumPy: the browser's own CPython
-build writes the bytecode), replaces every module of the wheel pip built by an
-unchecked-hash sourceless ``.pyc``, so the browser imports the labs without compiling
-them. Sourceless, as NumPy: keeping the sources beside the bytecode doubled the download
-(333 kB against 150 kB); the cost is that a traceback through the labs' code shows its
-file and line but not the line's text (docstrings stay: ``help()`` works). The file is
-named for what it holds (``-0pyc-cp312-none-any``: Pyodide's CPython 3.12 only). Then, in
-the same Pyodide, the new wheel is installed with NumPy and every module of
-``attention_labs`` imported: any module Python still had to compile is an error.
+build writes the bytecode), adds to every module of the wheel pip built its unchecked-hash
+``.pyc`` in ``__pycache__``, so the browser imports the labs without compiling them.
+Unlike NumPy's, the sources stay: readers read the labs' code in the browser ("A real
+model in 100 lines" prints ``inspect.getsource`` of the model, and a traceback through a
+lab shows the line). The file is named for what it holds (``-0pyc-cp312-none-any``:
+bytecode for Pyodide's CPython 3.12). Then, in the same Pyodide, the new wheel is installed
+with NumPy and every module of ``attention_labs`` imported: any module Python still had to
+compile is an error.
 
 Same sources, same bytes: members sorted, one date, fixed permissions, hash seed 0 (pip's
 own wheel carries the files' dates, which do not matter here). The wheel's sha256 is

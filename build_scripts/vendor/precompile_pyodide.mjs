@@ -61,10 +61,13 @@ for (const [src, out, drop] of job.wheels || []) {
 }
 if (job.labs) {
   const { src, out, package: name, numpy } = job.labs;
-  const made = mod.precompile_wheel(inPyodide(src), inPyodide(out), []);
+  // Sources kept: readers read the labs' code in the browser (inspect.getsource, tracebacks).
+  const made = mod.precompile_wheel.callKwargs(inPyodide(src), inPyodide(out), [], {
+    keep_sources: true,
+  });
   done.labs = made.toJs({ dict_converter: Object.fromEntries });
   await pyodide.loadPackage(path.resolve(numpy));
-  const checked = mod.check_imports(inPyodide(out), name);
+  const checked = mod.check_imports.callKwargs(inPyodide(out), name, { keep_sources: true });
   done.labs.check = checked.toJs({ dict_converter: Object.fromEntries });
 }
 process.stdout.write(`${JSON.stringify(done)}\n`);

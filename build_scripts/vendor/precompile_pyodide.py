@@ -114,13 +114,19 @@ def precompile_stdlib(
 
 
 def precompile_wheel(
-    src: str, out: str, drop: tuple[str, ...] = (), compress: int = zipfile.ZIP_DEFLATED
+    src: str,
+    out: str,
+    drop: tuple[str, ...] = (),
+    compress: int = zipfile.ZIP_DEFLATED,
+    keep_sources: bool = False,
 ) -> dict:
     """``src`` with every .py replaced by its sourceless .pyc (``mod.pyc`` beside where
     ``mod.py`` was: SourcelessFileLoader, as Pyodide's own compiled wheels) and the files
     ending with one of ``drop`` (C headers, type stubs: nothing the browser runs) left
     out (a pattern ending with "/" drops that folder); the RECORD lists what is there.
-    A ``__pycache__`` in ``src`` (bytecode of another interpreter) is left out too."""
+    With ``keep_sources`` the .py stays and its unchecked-hash .pyc goes where Python looks
+    for it (``__pycache__/mod.cpython-312.pyc``), so ``inspect.getsource`` and tracebacks
+    show the code. A ``__pycache__`` in ``src`` (another interpreter's) is left out."""
     members: dict[str, bytes] = {}
     compiled = dropped = 0
     with zipfile.ZipFile(src) as zf:
@@ -132,7 +138,13 @@ def precompile_wheel(
                 dropped += 1
                 continue
             data = zf.read(name)
-            if name.endswith(".py"):
+            if name.endswith(".py") and keep_sources:
+                folder, _, file = name.rpartition("/")
+                cached = f"{folder}/__pycache__/{file[:-3]}.{TAG}.pyc".lstrip("/")
+                members[name] = data
+                members[cached] = pyc_bytes(data, SITE_PACKAGES + name)
+                compiled += 1
+            elif name.endswith(".py"):
                 members[name[:-3] + ".pyc"] = pyc_bytes(data, SITE_PACKAGES + name)
                 compiled += 1
             else:
@@ -149,10 +161,11 @@ def precompile_wheel(
     return {"compiled": compiled, "dropped": dropped, "members": len(members)}
 
 
-def check_imports(wheel: str, package: str) -> dict:
+def check_imports(wheel: str, package: str, keep_sources: bool = False) -> dict:
     """Install ``wheel`` into site-packages, import every module of ``package`` and return
     {"modules": how many, "compiled": the ones Python compiled from source or could (a
-    module not loaded from a sourceless .pyc)}."""
+    module not loaded from a sourceless .pyc; with ``keep_sources``, one whose source
+    Python compiled instead of reading its cached .pyc)}."""
     import importlib.machinery
     import pkgutil
 
@@ -173,6 +186,8 @@ def check_imports(wheel: str, package: str) -> dict:
         names = [package] + [m.name for m in pkgutil.walk_packages(top.__path__, f"{package}.")]
         for name in names:
             module = importlib.import_module(name)
+            if keep_sources:
+                continue  # source_to_code above records any module compiled from its .py
             if not isinstance(module.__spec__.loader, importlib.machinery.SourcelessFileLoader):
                 compiled.append(name)
     finally:

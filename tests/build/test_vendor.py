@@ -556,27 +556,30 @@ def _labs_wheel() -> Path:
     return wheel
 
 
-def test_labs_wheel_is_sourceless_unchecked_pyc_of_the_current_sources():
-    """make wheel ships the labs as Pyodide's CPython 3.12 bytecode only, each .pyc
-    compiled from the source in labs_py/ as it is now (its source hash says so), with the
-    package data, and a RECORD that lists what is there."""
+def test_labs_wheel_has_the_sources_and_unchecked_pyc_of_the_current_sources():
+    """make wheel ships the labs' sources (readers read them: inspect.getsource, tracebacks)
+    and beside each its Pyodide CPython 3.12 bytecode where Python looks for it, compiled
+    from the source in labs_py/ as it is now (its source hash says so), with the package
+    data, and a RECORD that lists what is there."""
     wheel = _labs_wheel()
     assert wheel.name.endswith("-0pyc-cp312-none-any.whl"), wheel.name
     zf = zipfile.ZipFile(wheel)
     names = set(zf.namelist())
-    assert not [n for n in names if n.endswith(".py") or "__pycache__" in n]
     sources = sorted(
         p.relative_to(LABS_SRC).as_posix()
         for p in (LABS_SRC / "attention_labs").rglob("*.py")
         if "__pycache__" not in p.parts
     )
+    assert sorted(n for n in names if n.endswith(".py")) == sources
     key = int.from_bytes(PY312_MAGIC, "little")  # the source hash is keyed by the magic
     for src in sources:
-        pyc = zf.read(src[:-3] + ".pyc")
+        folder, _, file = src.rpartition("/")
+        pyc = zf.read(f"{folder}/__pycache__/{file[:-3]}.cpython-312.pyc")
         assert _pyc_flags(pyc) == 0b01, src  # hash-based, never checked
         assert pyc[8:16] == _imp.source_hash(key, (LABS_SRC / src).read_bytes()), (
             f"{wheel.name}: {src} is stale: run 'make wheel'"
         )
+        assert zf.read(src) == (LABS_SRC / src).read_bytes(), src
     assert "attention_labs/data/induction/model.json" in names
     (record,) = [n for n in names if n.endswith(".dist-info/RECORD")]
     assert {line.split(",")[0] for line in zf.read(record).decode().splitlines()} == names
