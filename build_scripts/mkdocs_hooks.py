@@ -5,4 +5,10 @@ package next to it, build_scripts/hooks/, imports as ``hooks``; its modules impo
 other relatively. Everything the build does to pages is there (hooks/__init__.py).
 """
 
-from hooks import on_config, on_page_content, on_page_markdown, on_post_build  # noqa: F401
+from hooks import (  # noqa: F401
+    on_config,
+    on_page_content,
+    on_page_markdown,
+    on_post_build,
+    on_post_page,
+)

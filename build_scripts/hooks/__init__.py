@@ -121,5 +121,9 @@ def on_page_content(html, page, config, files):
     return glossary.on_page_content(html, page)  # lessons link each term's first use
 
 
+def on_post_page(output, page, config):
+    return notebooks.on_post_page(output, page, config)
+
+
 def on_post_build(config):
     notebooks.on_post_build(config)
