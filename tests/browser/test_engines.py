@@ -117,6 +117,9 @@ PAGE_STATE = """return {href: location.href, ready: document.readyState, labs: !
   unmounted: [...document.querySelectorAll('.attn-lab:not([data-status]), .attn-cell:not([data-state]),'
      + ' .attn-exercise:not([data-mounted]), .attn-map:not([data-state])')].map((e) => e.className),
   maps: [...document.querySelectorAll('.attn-map')].map((e) => e.dataset.state),
+  cells: [...document.querySelectorAll('.attn-cell')].map((e) => [e.dataset.state, e.dataset.runs,
+     e.querySelector('.attn-cell__status')?.textContent]),
+  python: window.AttnLabs && [window.AttnLabs.runtime.state, String(window.AttnLabs.runtime.error)],
   errors: window.__engineErrors || null}"""
 
 
