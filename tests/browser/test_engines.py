@@ -300,27 +300,28 @@ def test_a_numeric_and_a_code_exercise_check(lesson):
 
 
 def run_cell(d, n: int, code: str) -> str:
-    """Run cell n with ``code``; wait until it has ended; its state."""
+    """Run cell n with ``code``; wait until the run has ended (its ``cell:done`` event, which
+    a run that could not start fires too); its state."""
     js(
         d,
-        "document.querySelectorAll('.attn-cell')[arguments[0]].attnCell.editor.code = arguments[1]",
+        "const r = document.querySelectorAll('.attn-cell')[arguments[0]];"
+        " r.attnCell.editor.code = arguments[1]; r.__ended = false;"
+        " r.addEventListener('cell:done', () => { r.__ended = true; }, {once: true});",
         n,
         code,
-    )
-    runs = int(
-        js(d, "return document.querySelectorAll('.attn-cell')[arguments[0]].dataset.runs", n)
     )
     d.find_elements("css selector", f"{CELL} .attn-cell__run")[n].click()
     wait(
         d,
-        "const r = document.querySelectorAll('.attn-cell')[arguments[0]];"
-        " return r.dataset.state !== 'running' && Number(r.dataset.runs) > arguments[1]",
+        "return document.querySelectorAll('.attn-cell')[arguments[0]].__ended === true",
         PYTHON_TIMEOUT_S,
         n,
-        runs,
         what=f"cell {n} to run",
     )
-    return js(d, "return document.querySelectorAll('.attn-cell')[arguments[0]].dataset.state", n)
+    state = js(d, "return document.querySelectorAll('.attn-cell')[arguments[0]].dataset.state", n)
+    status = cell_text(d, n, ".attn-cell__status")
+    assert not status.startswith("Could not run"), f"{d.engine}: cell {n}: {status}"
+    return state
 
 
 def cell_text(d, n: int, part: str) -> str:
