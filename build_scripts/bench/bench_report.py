@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from build_scripts.bench import bench_engines
 from build_scripts.gates.browser import launch
 
 HERE = Path(__file__).resolve().parent
@@ -530,6 +531,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "induction": induction_section,
     "explorer": explorer_section,
     "minilm": minilm_section,
+    "engines": bench_engines.section,
 }
 
 

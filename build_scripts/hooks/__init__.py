@@ -123,6 +123,7 @@ def on_page_content(html, page, config, files):
 
 
 def on_post_page(output, page, config):
+    output = notebooks.on_post_page(output, page, config)  # no empty MathJax <script src="">
     return preload.on_post_page(output, page, config)  # the first picture's modules, early
 
 

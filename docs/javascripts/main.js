@@ -4,7 +4,7 @@
 // placeholders need: labs/ for a lab, cells/ (and, once near, CodeMirror) for a cell or
 // exercise, explorer/ for an attention map. A page without any loads none of them.
 import { runtime } from "./runtime/lab-runtime.js";
-import { destroyDetached, liveCount, onEveryPage } from "./runtime/page.js";
+import { destroyDetached, importInTurn, liveCount, onEveryPage } from "./runtime/page.js";
 import { renderMath } from "./katex-init.js";
 import { nameSearchDialog } from "./ui/material-a11y.js";
 
@@ -19,7 +19,8 @@ const LAB_NAME = /^[a-z][a-z0-9_]*$/;
 function prefetchWidgets() {
   for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
     const name = /"lab":\s*"([^"]+)"/.exec(root.dataset.config || "")?.[1];
-    if (name && LAB_NAME.test(name)) import(`./labs/${name}.js`).catch(() => {});
+    if (name && LAB_NAME.test(name))
+      importInTurn(() => import(`./labs/${name}.js`)).catch(() => {});
   }
 }
 

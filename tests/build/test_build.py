@@ -164,6 +164,7 @@ def test_notebook_page_shows_executed_outputs_and_links_its_ipynb(built_site):
     assert "entropy: 1.222 bits" in page
     assert 'src="data:image/png' in page  # the Matplotlib figure
     assert 'href="../03-attention-pattern.ipynb"' in page
+    assert '<script src="">' not in page  # mkdocs-jupyter's empty MathJax tag: an error event
     notebook = json.loads((site / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
     assert notebook["nbformat"] == 4
     assert any("softmax" in "".join(c["source"]) for c in notebook["cells"])

@@ -10,7 +10,7 @@
 //   ...
 //   ctl.destroy(); // stops listening (runtime, observers); the elements stay until removed
 // Every lab is tracked (runtime/page.js): the page change that removes it destroys it.
-import { placeholderConfig, track, whenNear } from "../runtime/page.js";
+import { importInTurn, placeholderConfig, track, whenNear } from "../runtime/page.js";
 import { runtime } from "../runtime/lab-runtime.js";
 import { el } from "../ui/dom.js";
 
@@ -27,7 +27,7 @@ export async function loadWidget(name) {
     throw new Error(`No widget for the lab ${JSON.stringify(name)}: not a lab name.`);
   let widget;
   try {
-    widget = await import(`./${name}.js`);
+    widget = await importInTurn(() => import(`./${name}.js`));
   } catch (err) {
     throw new Error(`No widget for the lab "${name}" (labs/${name}.js: ${err.message}).`);
   }

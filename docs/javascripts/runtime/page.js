@@ -15,6 +15,19 @@ export function onEveryPage(callback) {
   if (typeof document$ !== "undefined") document$.subscribe(() => callback());
 }
 
+// WebKit (Safari, WebKitGTK 2.50) resolves an import() that is in flight beside another
+// one sharing a module with top-level await (renderers/charts.js) before that module has
+// finished: its widget then throws "Cannot access uninitialized variable". Lab widgets
+// are imported through this queue, one at a time (tests/browser/test_engines.py).
+let importQueue = Promise.resolve();
+
+/** `load()` (a function returning an import() promise) once the previous one settled. */
+export function importInTurn(load) {
+  const next = importQueue.then(load);
+  importQueue = next.catch(() => {});
+  return next;
+}
+
 /** Keep `component` ({root, destroy()}) until its root leaves the page; returns it. */
 export function track(component) {
   components.add(component);

@@ -1,0 +1,461 @@
+"""The site in Firefox and WebKit (Chromium is covered by the Playwright tests): Debian's
+firefox-esr and WebKitGTK driven by Selenium (build_scripts/gates/engines.py), real
+Pyodide and NumPy, the built site on one cross-origin isolated local server (as
+`make serve` serves it).
+
+In each engine: every page loads without a JavaScript error, a lab recomputes in Python
+equal to CPython, a cell runs and Stop works (KeyboardInterrupt where the engine gives an
+isolated page shared memory, else the restart path), exercises check, and the explorer
+draws its grid and opens a head. One browser per engine for the whole module; the lesson
+page (and so Python) is loaded once per engine and shared by the tests that use it.
+
+JavaScript errors: WebDriver has no console API common to both engines (BiDi's log
+events are Firefox-only here), so the test server adds a few lines at the top of every
+HTML page it serves, before any of the site's scripts: they record uncaught errors,
+unhandled promise rejections and resources that failed to load in ``window.__engineErrors``,
+which each test reads. The window survives Material's instant navigation, so the
+collector does too.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from attention_labs.labs import run_lab
+from helpers import ROOT, SITE
+
+from build_scripts.gates import engines
+from build_scripts.hooks import exercise
+from build_scripts.serve import make_server
+
+LESSON = "lessons/03-attention-pattern/"
+LAB = ".attn-lab[data-lab=attention_pattern]"
+CELL = ".attn-cell"
+PYTHON_TIMEOUT_S = 240  # a cold Pyodide start in WebKit on a busy 2-core machine
+INDEX = json.loads((ROOT / "docs/assets/attention/index.json").read_text("utf-8"))
+MODEL = INDEX["models"][0]
+EXERCISES = {spec["id"]: (where, spec) for where, spec in exercise.all_exercises(ROOT / "docs")}
+
+COLLECTOR = b"""<script>(() => {
+  const errors = (window.__engineErrors = []);
+  addEventListener("error", (e) => {
+    // Not a script error: the browser's note that a resize was left to the next frame
+    // (WebKit reports it when Material's and a chart's observers resize in one frame).
+    if (!e.error && /^ResizeObserver loop/.test(e.message)) return;
+    const t = e.target;
+    if (t && t !== window && (t.src || t.href))
+      errors.push(`failed to load <${t.tagName.toLowerCase()}> ${t.src || t.href}`);
+    else errors.push(`${e.message} (${e.filename}:${e.lineno})`);
+  }, true);
+  addEventListener("unhandledrejection", (e) => {
+    const r = e.reason;
+    errors.push(`unhandled rejection: ${(r && (r.stack || r.message)) || r}`);
+  });
+})();</script>"""
+
+
+def pages() -> list[str]:
+    """Every page of the built site, as a path under the site's root."""
+    return sorted(
+        "" if p.parent == SITE else p.parent.relative_to(SITE).as_posix() + "/"
+        for p in SITE.rglob("index.html")
+        if "vendor" not in p.parts and "assets" not in p.parts
+    )
+
+
+@pytest.fixture(scope="module")
+def isolated(site_url):
+    """site/ with COOP/COEP headers, every HTML page carrying the error collector."""
+    if not (SITE / "index.html").is_file():
+        pytest.fail("site/ is not built: run `make build` (make test does it first)")
+    httpd = make_server(SITE, 0, site_url=site_url, isolate=True)
+    base_handler = httpd.RequestHandlerClass.func
+
+    class Collecting(base_handler):
+        def do_GET(self):
+            path = Path(self.translate_path(self.path))
+            if path.is_dir():
+                path = path / "index.html"
+            if path.suffix != ".html" or not path.is_file() or not self.path.startswith("/"):
+                return super().do_GET()
+            html = path.read_bytes()
+            at = html.lower().find(b"<head>") + len(b"<head>")
+            self._send_bytes(html[:at] + COLLECTOR + html[at:], "text/html; charset=utf-8")
+
+    httpd.RequestHandlerClass = functools.partial(Collecting, directory=str(SITE))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    yield httpd
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module", params=engines.ENGINES)
+def driver(request):
+    try:
+        d = engines.launch(request.param)
+    except engines.EngineNotFound as err:
+        pytest.fail(str(err))
+    d.engine = request.param
+    d.set_window_size(1200, 900)
+    d.set_script_timeout(PYTHON_TIMEOUT_S)
+    yield d
+    d.quit()
+
+
+def js(d, script, *args):
+    return d.execute_script(script, *args)
+
+
+PAGE_STATE = """return {href: location.href, ready: document.readyState, labs: !!window.AttnLabs,
+  left: document.querySelector('article')?.dataset.left || null,
+  unmounted: [...document.querySelectorAll('.attn-lab:not([data-status]), .attn-cell:not([data-state]),'
+     + ' .attn-exercise:not([data-mounted]), .attn-map:not([data-state])')].map((e) => e.className),
+  maps: [...document.querySelectorAll('.attn-map')].map((e) => e.dataset.state),
+  cells: [...document.querySelectorAll('.attn-cell')].map((e) => [e.dataset.state, e.dataset.runs,
+     e.querySelector('.attn-cell__status')?.textContent]),
+  python: window.AttnLabs && [window.AttnLabs.runtime.state, String(window.AttnLabs.runtime.error)],
+  errors: window.__engineErrors || null}"""
+
+
+def wait(d, script, timeout=30, *args, what=None):
+    """Poll ``script`` (a JavaScript expression's body, ``return ...``) until truthy; a
+    timeout says where the page stands (address, unmounted parts, errors)."""
+    end = time.monotonic() + timeout
+    while True:
+        value = d.execute_script(script, *args)
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(
+                f"{d.engine}: timed out after {timeout} s waiting for {what or script};"
+                f" the page: {d.execute_script(PAGE_STATE)}"
+            )
+        time.sleep(0.1)
+
+
+def errors(d) -> list[str]:
+    return js(d, "return window.__engineErrors || ['no error collector on this page']")
+
+
+def settle(d):
+    """Two animation frames and a short pause: late errors of the page have been raised."""
+    d.execute_async_script(
+        "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 300)));"
+    )
+
+
+MOUNTED = """return document.readyState === 'complete' && !!window.AttnLabs
+  && !document.querySelector('.attn-lab:not([data-status]), .attn-cell:not([data-state]),'
+     + ' .attn-exercise:not([data-mounted]), .attn-map:not([data-state])')"""
+
+
+@pytest.fixture
+def lesson(driver, isolated):
+    """Lesson 3 (a lab, cells, exercises), loaded once per engine and kept for the next test."""
+    kept = "return window.__lessonKept === true && location.pathname === arguments[0]"
+    if not js(driver, kept, "/" + LESSON):
+        driver.get(isolated.base + LESSON)
+        wait(driver, MOUNTED, what="the lesson's components mounted")
+        js(driver, "window.__lessonKept = true;")
+    return driver
+
+
+def python_ready(d):
+    wait(
+        d,
+        "return ['ready', 'failed'].includes(window.AttnLabs.runtime.state)",
+        PYTHON_TIMEOUT_S,
+        what="Python to start",
+    )
+    assert js(d, "return [window.AttnLabs.runtime.state, window.AttnLabs.runtime.error]") == [
+        "ready",
+        None,
+    ]
+
+
+# ----------------------------------------------------------------------------- lab
+
+
+LAB_STATE = """const c = document.querySelector(arguments[0]).attnLab;
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v, (x) => Number.isFinite(x) ? x : null)
+    : Array.isArray(v) ? v.map(plain)
+    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+    : v;
+  return {params: c.params, result: plain(c.result), runs: c.runs};"""
+
+
+def test_a_lab_recomputes_in_python_equal_to_cpython(lesson):
+    d = lesson
+    lab = d.find_element("css selector", LAB)
+    js(d, "arguments[0].scrollIntoView({block: 'center'})", lab)  # near: Python starts
+    assert lab.get_attribute("data-status") in ("initial", "live")
+    runs = js(d, LAB_STATE, LAB)["runs"]
+    python_ready(d)
+    box = lab.find_element("css selector", "input[id$='-causal']")
+    before = box.is_selected()
+    box.click()
+    wait(
+        d,
+        "const r = document.querySelector(arguments[0]); return Number(r.dataset.runs || 0) > arguments[1]"
+        " && !r.attnLab.inFlight && !r.attnLab.latest",
+        PYTHON_TIMEOUT_S,
+        LAB,
+        runs,
+        what="the lab's recompute",
+    )
+    state = js(d, LAB_STATE, LAB)
+    assert state["params"]["causal"] is (not before)
+    expected = run_lab("attention_pattern", state["params"])["result"]
+    np.testing.assert_allclose(state["result"]["weights"], expected["weights"], rtol=0, atol=1e-6)
+    assert state["result"]["tokens"] == expected["tokens"]
+    assert lab.get_attribute("data-status") == "live"
+    assert errors(d) == []
+
+
+# ----------------------------------------------------------------------------- exercises
+
+
+def test_a_numeric_and_a_code_exercise_check(lesson):
+    d = lesson
+    where, spec = EXERCISES["attention-by-hand"]
+    answers = exercise.numeric_answers(spec, exercise.run_setup(spec, where), where)
+    sel = "#exercise-attention-by-hand"
+    root = d.find_element("css selector", sel)
+    typed = {}
+    for a in answers:
+        rows, cols = a["shape"]
+        for i in range(rows):
+            for j in range(cols):
+                name = f"{a['name']}-{i}-{j}"
+                typed[name] = f"{a['values'][i * cols + j]:.4f}"
+                box = root.find_element("css selector", f"input[name='{name}']")
+                box.clear()
+                box.send_keys(typed[name])
+    # Every value is in its box before the click (WebKit's key events can lag behind).
+    wait(
+        d,
+        "const f = document.querySelector(arguments[0] + ' form');"
+        " return Object.entries(arguments[1]).every(([n, v]) => f.elements[n].value === v)",
+        30,
+        sel,
+        typed,
+        what="the typed answers in their boxes",
+    )
+    root.find_element("css selector", "button.attn-exercise__check").click()
+    # A WebDriver click can return before the page has handled it: wait for the verdict
+    # (the result attribute and the sentence that says it), never a fixed sleep.
+    wait(
+        d,
+        "const r = document.querySelector(arguments[0]);"
+        " return r.dataset.result && r.querySelector('.attn-exercise__result').textContent",
+        30,
+        sel,
+        what="the numeric exercise's verdict",
+    )
+    assert root.get_attribute("data-result") == "right"
+    assert root.find_element("css selector", ".attn-exercise__result").text.startswith("Right")
+
+    _, spec = EXERCISES["masked-softmax"]
+    sel = "#exercise-masked-softmax"
+    js(d, "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", sel)
+    wait(
+        d,
+        f"return !!document.querySelector('{sel} .cm-editor')",
+        PYTHON_TIMEOUT_S,  # the editor's bundle loads with everything else on a busy machine
+        what="the exercise's editor",
+    )
+
+    def check(code: str) -> str:
+        n = int(js(d, "return document.querySelector(arguments[0]).dataset.checks", sel))
+        js(
+            d,
+            "document.querySelector(arguments[0]).attnExercise.editor.code = arguments[1]",
+            sel,
+            code,
+        )
+        d.find_element("css selector", f"{sel} button.attn-exercise__check").click()
+        wait(
+            d,
+            "return Number(document.querySelector(arguments[0]).dataset.checks) > arguments[1]",
+            PYTHON_TIMEOUT_S,
+            sel,
+            n,
+            what="the hidden checks",
+        )
+        return js(d, "return document.querySelector(arguments[0]).dataset.result", sel)
+
+    assert check(spec["starter"]) == "failed"
+    assert check(spec["solution"]) == "passed"
+    assert js(d, "return document.querySelector(arguments[0]).dataset.solved", sel) == "true"
+    assert errors(d) == []
+
+
+# ----------------------------------------------------------------------------- cells
+
+
+def run_cell(d, n: int, code: str) -> str:
+    """Run cell n with ``code``; wait until the run has ended (its ``cell:done`` event, which
+    a run that could not start fires too); its state."""
+    js(
+        d,
+        "const r = document.querySelectorAll('.attn-cell')[arguments[0]];"
+        " r.attnCell.editor.code = arguments[1]; r.__ended = false;"
+        " r.addEventListener('cell:done', () => { r.__ended = true; }, {once: true});",
+        n,
+        code,
+    )
+    d.find_elements("css selector", f"{CELL} .attn-cell__run")[n].click()
+    wait(
+        d,
+        "return document.querySelectorAll('.attn-cell')[arguments[0]].__ended === true",
+        PYTHON_TIMEOUT_S,
+        n,
+        what=f"cell {n} to run",
+    )
+    state = js(d, "return document.querySelectorAll('.attn-cell')[arguments[0]].dataset.state", n)
+    status = cell_text(d, n, ".attn-cell__status")
+    assert not status.startswith("Could not run"), f"{d.engine}: cell {n}: {status}"
+    return state
+
+
+def cell_text(d, n: int, part: str) -> str:
+    return d.find_elements("css selector", CELL)[n].find_element("css selector", part).text
+
+
+def test_a_cell_runs_and_stop_works(lesson):
+    d = lesson
+    js(d, "document.querySelector('.attn-cell').scrollIntoView({block: 'center'})")
+    wait(d, "return !!document.querySelector('.attn-cell .cm-editor')", what="the cell's editor")
+    interrupts = js(
+        d,
+        "return crossOriginIsolated && typeof SharedArrayBuffer === 'function'"
+        " && window.AttnLabs.runtime.interruptBuffer !== null",
+    )
+    if d.engine == "firefox":
+        # Firefox gives isolated pages shared memory: Stop must take the interrupt path.
+        # (WebKitGTK reports crossOriginIsolated but has no SharedArrayBuffer: restart path.)
+        assert interrupts
+    js(d, "window.AttnLabs.runtime.interruptGraceMs = 30000;")  # a stalled box: still interrupt
+    assert run_cell(d, 0, "x = 41\nprint('x is', x)\nx + 1") == "done"
+    assert "x is 41" in cell_text(d, 0, ".attn-cell__output")
+    assert "42" in cell_text(d, 0, ".attn-cell__output")
+
+    # Stop a loop once Python is in it.
+    js(
+        d,
+        "document.querySelectorAll('.attn-cell')[1].attnCell.editor.code = 'while True:\\n    pass'",
+    )
+    d.find_elements("css selector", f"{CELL} .attn-cell__run")[1].click()
+    wait(
+        d,
+        "return window.AttnLabs.runtime.running !== null"
+        " && !document.querySelectorAll('.attn-cell')[1].querySelector('.attn-cell__stop').disabled",
+        PYTHON_TIMEOUT_S,
+        what="the loop to start",
+    )
+    time.sleep(0.3)
+    d.find_elements("css selector", f"{CELL} .attn-cell__stop")[1].click()
+    wait(
+        d,
+        "return document.querySelectorAll('.attn-cell')[1].dataset.state === 'stopped'",
+        60,
+        what="the cell to stop",
+    )
+    status = cell_text(d, 1, ".attn-cell__status")
+    if interrupts:
+        assert "KeyboardInterrupt" in cell_text(d, 1, ".attn-cell__output")
+        assert "kept" in status
+        assert run_cell(d, 1, "x + 1") == "done"  # same worker, same namespace
+        assert "42" in cell_text(d, 1, ".attn-cell__output")
+    else:
+        assert "variable" in status and "Nothing was re-run" in status
+        assert "restarted" in cell_text(d, 0, ".attn-cell__status")
+        assert run_cell(d, 1, "x") == "error"  # a new Python: x is gone
+        assert "NameError" in cell_text(d, 1, ".attn-cell__output")
+        assert run_cell(d, 1, "x = 1\nx + 1") == "done"
+        assert "2" in cell_text(d, 1, ".attn-cell__output")
+    assert errors(d) == []
+
+
+# ----------------------------------------------------------------------------- every page
+
+
+GO = """const a = document.createElement('a'); a.href = arguments[0]; a.textContent = 'go';
+  document.querySelector('article').dataset.left = 'true';
+  document.querySelector('.md-content').prepend(a); a.click();"""
+# The address without its query: the explorer writes its view into the query
+# (?model=…&view=…) as soon as it draws, so its whole address matches the link's only
+# until then. (Comparing the whole address hung the walk on /explorer/ whenever a poll
+# came after that first drawing: under load, or with the asset already fetched.)
+ARRIVED = (
+    """const article = document.querySelector('article');
+  return location.origin + location.pathname === arguments[0] && article
+    && !article.dataset.left && ("""
+    + MOUNTED.removeprefix("return ")
+    + ")"
+)
+
+
+def test_every_page_loads_without_a_javascript_error(lesson, isolated):
+    """From the lesson, every page by Material's instant navigation, as a reader goes: the
+    window, and so Python, stays (a full load of every page would start Python on every
+    page with a lab near its top, and double this test's time)."""
+    d = lesson
+    found = {}
+    js(d, "window.__walk = true;")
+    seen = len(errors(d))
+    for path in pages():
+        url = isolated.base + path
+        if js(d, "return location.origin + location.pathname") != url:
+            js(d, GO, url)
+            # generous: a busy machine can take long on the explorer (72-270 thumbnails)
+            wait(d, ARRIVED, 120, url, what=f"/{path} to load and mount its components")
+        js(d, "window.scrollTo(0, document.body.scrollHeight)")  # what waits below the fold
+        settle(d)
+        failed = js(
+            d, "return [...document.querySelectorAll('[data-failed]')].map((e) => e.className)"
+        )
+        new = errors(d)[seen:]
+        seen += len(new)
+        if new or failed:
+            found[path] = new + [f"failed to mount: {f}" for f in failed]
+    assert js(d, "return window.__walk === true"), "a page was reloaded: no instant navigation"
+    assert found == {}, f"{d.engine}: {found}"
+
+
+# ----------------------------------------------------------------------------- explorer
+
+
+def test_the_explorer_draws_a_grid_and_opens_a_head(driver, isolated):
+    d = driver
+    d.get(f"{isolated.base}explorer/?model={MODEL['slug']}&sentence=bank-river&view=model")
+    wait(d, "return document.querySelector('.attn-map')?.dataset.state === 'ready'", 60)
+    thumbs = d.find_elements("css selector", ".attn-map .attn-map__thumb")
+    assert len(thumbs) == MODEL["n_layers"] * MODEL["n_heads"]
+    # every thumbnail is drawn: a canvas with pixels that are not all blank
+    assert js(
+        d,
+        "const c = document.querySelector('.attn-map__thumb canvas');"
+        " const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        " return px.some((v, i) => i % 4 !== 3 && v !== 0 && v !== 255);",
+    )
+    thumb = d.find_element("css selector", '.attn-map__thumb[data-layer="2"][data-head="5"]')
+    thumb.click()
+    wait(d, "return document.querySelector('.attn-map').attnMap.state.view === 'head'", 10)
+    state = js(d, "return document.querySelector('.attn-map').attnMap.state")
+    assert (state["layer"], state["head"]) == (2, 5)
+    label = js(
+        d,
+        "const c = document.querySelector('.attn-map canvas.attn-heatmap');"
+        " return c && c.offsetWidth > 0 ? c.getAttribute('aria-label') : null",
+    )
+    assert label and label.startswith(
+        f"Attention weights of {MODEL['id'].split('/')[-1]}, layer 2, head 5"
+    )
+    assert errors(d) == []
