@@ -20,7 +20,7 @@ function prefetchWidgets() {
   for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
     const name = /"lab":\s*"([^"]+)"/.exec(root.dataset.config || "")?.[1];
     if (name && LAB_NAME.test(name))
-      importInTurn(() => import(`./labs/${name}.js`)).catch(() => {});
+      importInTurn(name, () => import(`./labs/${name}.js`)).catch(() => {});
   }
 }
 

@@ -27,7 +27,7 @@ export async function loadWidget(name) {
     throw new Error(`No widget for the lab ${JSON.stringify(name)}: not a lab name.`);
   let widget;
   try {
-    widget = await importInTurn(() => import(`./${name}.js`));
+    widget = await importInTurn(name, () => import(`./${name}.js`));
   } catch (err) {
     throw new Error(`No widget for the lab "${name}" (labs/${name}.js: ${err.message}).`);
   }

@@ -18,14 +18,22 @@ export function onEveryPage(callback) {
 // WebKit (Safari, WebKitGTK 2.50) resolves an import() that is in flight beside another
 // one sharing a module with top-level await (renderers/charts.js) before that module has
 // finished: its widget then throws "Cannot access uninitialized variable". Lab widgets
-// are imported through this queue, one at a time (tests/browser/test_engines.py).
+// are imported through this queue, one at a time (tests/browser/test_engines.py). One
+// import per key: the mount of a lab takes the promise of its widget's prefetch (main.js)
+// rather than queueing behind every other widget of the page.
 let importQueue = Promise.resolve();
+const queued = new Map(); // key -> the promise of its import
 
-/** `load()` (a function returning an import() promise) once the previous one settled. */
-export function importInTurn(load) {
-  const next = importQueue.then(load);
-  importQueue = next.catch(() => {});
-  return next;
+/** `load()` (a function returning an import() promise) once the imports queued before it
+ * have settled; the same `key` (a lab's name) gets the same promise, unless it failed. */
+export function importInTurn(key, load) {
+  if (!queued.has(key)) {
+    const next = importQueue.then(load);
+    importQueue = next.catch(() => {});
+    queued.set(key, next);
+    next.catch(() => queued.delete(key)); // a later call tries again
+  }
+  return queued.get(key);
 }
 
 /** Keep `component` ({root, destroy()}) until its root leaves the page; returns it. */
