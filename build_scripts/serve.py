@@ -1,8 +1,8 @@
 """Serve the built site on 127.0.0.1, the way a good static host would.
 
 - correct types for Pyodide (``.wasm`` must be ``application/wasm`` or it never starts);
-- a precompressed ``file.gz`` is sent with ``Content-Encoding: gzip`` when the browser
-  accepts it (see build_scripts/compress.py);
+- a precompressed ``file.br`` or ``file.gz`` is sent with ``Content-Encoding: br`` or
+  ``gzip`` when the browser accepts it, Brotli first (see build_scripts/compress.py);
 - ``sitemap.xml`` has the configured ``site_url`` replaced by this server's own address,
   so Material's instant navigation works on any port;
 - every file has a ``Last-Modified`` date and a request that already has it
@@ -90,12 +90,13 @@ class SiteHandler(SimpleHTTPRequestHandler):
         path = Path(self.translate_path(self.path))
         if path.name == "sitemap.xml" and path.is_file():
             return self._send_sitemap(path)
-        gz = path.with_name(path.name + ".gz")
-        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
-        if self.gzip and accepts and path.is_file() and gz.is_file():
-            if self._not_modified(gz):
-                return None
-            return self._send_file(gz, self.guess_type(str(path)), encoding="gzip")
+        accepts = self.headers.get("Accept-Encoding", "")
+        for suffix, encoding in ((".br", "br"), (".gz", "gzip")):
+            packed = path.with_name(path.name + suffix)
+            if self.gzip and encoding in accepts and path.is_file() and packed.is_file():
+                if self._not_modified(packed):
+                    return None
+                return self._send_file(packed, self.guess_type(str(path)), encoding=encoding)
         return super().do_GET()
 
     def _not_modified(self, path: Path) -> bool:

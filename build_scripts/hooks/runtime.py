@@ -56,8 +56,12 @@ def on_config(config):
     if pre and not RUNTIME["pyodide_index_url"]:
         stdlib, lock = f"vendor/{pre['stdlib']}", f"vendor/{pre['lock_file']}"
         RUNTIME.update(stdlib=stdlib, stdlib_more=f"vendor/{pre['stdlib_more']}", lock_file=lock)
-        # The worker downloads NumPy alongside the interpreter instead of after it.
-        if "numpy" in pre.get("wheels", {}):
+        # The worker downloads NumPy alongside the interpreter instead of after it: the
+        # archive it unpacks itself, or else the wheel Pyodide's loadPackage installs.
+        if "numpy" in pre.get("archives", {}):
+            numpy = RUNTIME["numpy"] = f"vendor/{pre['archives']['numpy']}"
+            RUNTIME["expect"][numpy] = _file_check(Path(config["docs_dir"]) / numpy)
+        elif "numpy" in pre.get("wheels", {}):
             RUNTIME["numpy"] = f"vendor/{pre['wheels']['numpy']}"
         RUNTIME["expect"][stdlib] = _file_check(Path(config["docs_dir"]) / stdlib)
     return config

@@ -3,7 +3,7 @@
 //   node precompile_pyodide.mjs <pyodide dir> <job JSON>
 //
 // job: {"stdlib": {src, out, more, keep: [module names], finder: source, numpy: wheel}?,
-//       "wheels": [[src, out, [suffixes to drop]], ...],
+//       "wheels": [[src, out, [suffixes to drop], archive (.tar.gz) or null], ...],
 //       "labs": {src, out, package, numpy: wheel}?}, paths on this machine ("labs": our
 // own wheel, compiled as the others, then installed and every module of `package`
 // imported, NumPy loaded first, to list any Python still had to compile). The
@@ -55,8 +55,10 @@ if (job.stdlib) {
   done.stdlib = made.toJs({ dict_converter: Object.fromEntries });
 }
 done.wheels = [];
-for (const [src, out, drop] of job.wheels || []) {
-  const made = mod.precompile_wheel(inPyodide(src), inPyodide(out), drop || []);
+for (const [src, out, drop, archive] of job.wheels || []) {
+  const made = mod.precompile_wheel.callKwargs(inPyodide(src), inPyodide(out), drop || [], {
+    archive: archive ? inPyodide(archive) : null,
+  });
   done.wheels.push(made.toJs({ dict_converter: Object.fromEntries }));
 }
 if (job.labs) {

@@ -6,7 +6,9 @@ browser will load are written by the browser's own CPython build (Pyodide 0.27.7
     precompile_stdlib(src, out)   python_stdlib.zip -> the same modules as unchecked-hash
                                   .pyc only (sourceless; zipimport looks for .pyc first)
     precompile_wheel(src, out)    a wheel -> the same wheel with every .py as a sourceless
-                                  .pyc, C headers and type stubs left out
+                                  .pyc, C headers and type stubs left out (and, with
+                                  ``archive``, the same files as a .tar.gz the browser's
+                                  worker unpacks itself)
     check_imports(wheel, package) install the wheel, import every module of ``package``
                                   and list those Python had to compile (none is the aim)
 
@@ -54,6 +56,23 @@ def _write(members: dict[str, bytes], out: str, compress: int) -> None:
             zf.writestr(_info(name, members[name], compress), members[name], compresslevel=9)
     with open(out, "wb") as f:
         f.write(buf.getvalue())
+
+
+def _write_tar_gz(members: dict[str, bytes], out: str) -> None:
+    """``members`` as a gzip-compressed ustar archive (sorted, one fixed date, no owner):
+    the worker unpacks it with one native gunzip and no Python (pyodide-worker.js
+    ``installArchive``), where a wheel's per-file deflate costs Python's zipfile."""
+    import gzip
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for name in sorted(members):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(members[name]), 0o644, 315532800  # 1980
+            tf.addfile(info, io.BytesIO(members[name]))
+    with open(out, "wb") as f:
+        f.write(gzip.compress(buf.getvalue(), compresslevel=9, mtime=0))
 
 
 def used_members(keep: list[str]) -> set[str]:
@@ -119,6 +138,7 @@ def precompile_wheel(
     drop: tuple[str, ...] = (),
     compress: int = zipfile.ZIP_DEFLATED,
     keep_sources: bool = False,
+    archive: str | None = None,
 ) -> dict:
     """``src`` with every .py replaced by its sourceless .pyc (``mod.pyc`` beside where
     ``mod.py`` was: SourcelessFileLoader, as Pyodide's own compiled wheels) and the files
@@ -126,7 +146,8 @@ def precompile_wheel(
     out (a pattern ending with "/" drops that folder); the RECORD lists what is there.
     With ``keep_sources`` the .py stays and its unchecked-hash .pyc goes where Python looks
     for it (``__pycache__/mod.cpython-312.pyc``), so ``inspect.getsource`` and tracebacks
-    show the code. A ``__pycache__`` in ``src`` (another interpreter's) is left out."""
+    show the code. A ``__pycache__`` in ``src`` (another interpreter's) is left out.
+    ``archive``: also write the same files (RECORD included) as a .tar.gz there."""
     members: dict[str, bytes] = {}
     compiled = dropped = 0
     with zipfile.ZipFile(src) as zf:
@@ -158,6 +179,8 @@ def precompile_wheel(
         lines.append(f"{name},sha256={digest.decode()},{len(members[name])}\n")
     members[record] = ("".join(lines) + f"{record},,\n").encode()
     _write(members, out, compress)
+    if archive:
+        _write_tar_gz(members, archive)
     return {"compiled": compiled, "dropped": dropped, "members": len(members)}
 
 

@@ -606,6 +606,9 @@ def build_manifest(lock: dict, dest: Path) -> dict:
             "stdlib_more": f"{d}/{pre['stdlib']['more']['file']}",
             "lock_file": f"{d}/{pre['lock_file']['file']}",
             "wheels": {w["package"]: f"{d}/{w['file']}" for w in pre["wheels"]},
+            "archives": {
+                w["package"]: f"{d}/{w['archive']['file']}" for w in pre["wheels"] if "archive" in w
+            },
         }
     return manifest
 
@@ -631,7 +634,8 @@ def precompiled_files(lock: dict) -> dict[str, str]:
     pre = lock.get("precompiled")
     if not pre:
         return {}
-    outs = [pre["stdlib"], pre["stdlib"]["more"], *pre["wheels"], pre["lock_file"]]
+    archives = [w["archive"] for w in pre["wheels"] if "archive" in w]
+    outs = [pre["stdlib"], pre["stdlib"]["more"], *pre["wheels"], *archives, pre["lock_file"]]
     return {f"{pre['dest']}/{o['file']}": o["sha256"] for o in outs}
 
 
@@ -678,7 +682,13 @@ def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
             "numpy": str(base / pre["wheels"][0]["from"]),
         },
         "wheels": [
-            [str(base / w["from"]), str(out / w["file"]), w.get("drop", [])] for w in pre["wheels"]
+            [
+                str(base / w["from"]),
+                str(out / w["file"]),
+                w.get("drop", []),
+                str(out / w["archive"]["file"]) if "archive" in w else None,
+            ]
+            for w in pre["wheels"]
         ],
     }
     return run_in_pyodide(base, job, what=what)

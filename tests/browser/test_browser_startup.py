@@ -21,7 +21,7 @@ MANIFEST = json.loads((SITE / "vendor" / "manifest.json").read_text("utf-8"))
 PRE = MANIFEST["precompiled"]
 STDLIB = Path(PRE["stdlib"]).name
 STDLIB_MORE = Path(PRE["stdlib_more"]).name
-NUMPY = Path(PRE["wheels"]["numpy"]).name
+NUMPY = Path(PRE["archives"]["numpy"]).name  # the archive the worker unpacks
 LABS = next((SITE / "vendor" / "labs").glob("attention_labs-*.whl")).name
 # Far below the runtime's 120-s watchdog: a failure must be reported, not timed out.
 FAIL_WITHIN_MS = 60_000

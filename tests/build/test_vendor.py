@@ -454,7 +454,7 @@ PY312_MAGIC = (3531).to_bytes(2, "little") + b"\r\n"  # CPython 3.12's .pyc magi
 def test_precompiled_outputs_match_their_pins_and_the_manifest():
     lock = vendor.load_lock(LOCK)
     pins = vendor.precompiled_files(lock)
-    assert len(pins) == 4  # stdlib, the rest of the stdlib, NumPy, the lock file
+    assert len(pins) == 5  # stdlib, the rest of the stdlib, NumPy, its archive, the lock file
     for rel, sha256 in pins.items():
         assert vendor.file_status(VENDORED / rel, sha256) is None, rel
     manifest = json.loads((VENDORED / "manifest.json").read_text("utf-8"))
@@ -464,6 +464,7 @@ def test_precompiled_outputs_match_their_pins_and_the_manifest():
         pre["stdlib_more"],
         pre["lock_file"],
         *pre["wheels"].values(),
+        *pre["archives"].values(),
     }
     derived = json.loads((VENDORED / pre["lock_file"]).read_text("utf-8"))
     assert list(derived["packages"]) == ["numpy"]
@@ -507,6 +508,26 @@ def test_precompiled_numpy_wheel_is_sourceless_and_its_record_lists_it():
     assert {line.split(",")[0] for line in record} == names
 
 
+def test_numpy_archive_holds_the_wheels_files_as_a_plain_ustar_tar_gz():
+    """The worker's own unpacker (pyodide-worker.js tarFiles) reads ustar regular files
+    only: the archive has exactly the wheel's files, byte for byte, and nothing else."""
+    import tarfile
+
+    pre = json.loads((VENDORED / "manifest.json").read_text("utf-8"))["precompiled"]
+    wheel = zipfile.ZipFile(VENDORED / pre["wheels"]["numpy"])
+    with tarfile.open(VENDORED / pre["archives"]["numpy"], "r:gz") as tar:
+        members = tar.getmembers()
+        assert all(m.isreg() and m.mtime == 315532800 and not m.uname for m in members)
+        assert [m.name for m in members] == sorted(m.name for m in members)
+        files = {m.name: tar.extractfile(m).read() for m in members}
+    assert files.keys() == set(wheel.namelist())
+    for name in (
+        "numpy/__init__.pyc",
+        "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so",
+    ):
+        assert files[name] == wheel.read(name), name
+
+
 def test_code_imports_finds_the_labs_and_pages_imports():
     found = vendor.code_imports()
     assert {"json", "ast", "math", "numpy"} <= set(found)
@@ -519,7 +540,8 @@ def test_precompile_is_reproducible(tmp_path):
     pre = lock["precompiled"]
     base = VENDORED / pre["dest"]
     vendor.run_precompile(pre, base, tmp_path, what="test")
-    for spec in (pre["stdlib"], pre["stdlib"]["more"], *pre["wheels"]):
+    archives = [w["archive"] for w in pre["wheels"] if "archive" in w]
+    for spec in (pre["stdlib"], pre["stdlib"]["more"], *pre["wheels"], *archives):
         assert sha((tmp_path / spec["file"]).read_bytes()) == spec["sha256"], spec["file"]
     wheels = [(w, tmp_path / w["file"]) for w in pre["wheels"]]
     derived = vendor.derived_lock_bytes(base / pre["lock_file"]["from"], wheels)

@@ -194,6 +194,60 @@ async function whyNotScript(url) {
   }
 }
 
+/** The files of an uncompressed ustar archive, [path, bytes] in order (regular files
+ * only: folders are made for their files). Throws on anything that is not one. */
+function* tarFiles(bytes) {
+  const text = new TextDecoder();
+  const field = (at, length) => {
+    const raw = bytes.subarray(at, at + length);
+    const end = raw.indexOf(0);
+    return text.decode(end < 0 ? raw : raw.subarray(0, end));
+  };
+  for (let at = 0; at + 512 <= bytes.length; ) {
+    const name = field(at, 100);
+    if (!name) return; // the zero blocks that end an archive
+    if (field(at + 257, 5) !== "ustar") throw new Error(`not a tar archive at byte ${at}`);
+    const size = Number.parseInt(field(at + 124, 12).trim(), 8);
+    const body = at + 512;
+    if (!(size >= 0) || body + size > bytes.length) throw new Error(`${name} is cut off`);
+    const prefix = field(at + 345, 155);
+    const type = field(at + 156, 1);
+    if (type === "0" || type === "") {
+      yield [prefix ? `${prefix}/${name}` : name, bytes.subarray(body, body + size)];
+    }
+    at = body + Math.ceil(size / 512) * 512;
+  }
+}
+
+/** The bytes of a .tar.gz, gunzipped by the browser (DecompressionStream). */
+async function gunzip(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * Install a package from its archive (build_scripts/vendor/precompile_pyodide.py: the
+ * compiled wheel's files as one .tar.gz), given as the gunzipped `tar`, into
+ * site-packages: file writes only, where Pyodide's loadPackage unzips in Python and loads
+ * every extension module first. Here each extension module loads when Python first
+ * imports it (a synchronous dlopen, allowed in a worker), so those `import numpy` does
+ * not need (numpy.random, numpy.fft, NumPy's test modules) cost nothing until used.
+ */
+function installArchive(pyodide, name, tar) {
+  const site = pyodide.runPython("import site\nsite.getsitepackages()[0]");
+  const { FS } = pyodide;
+  const made = new Set();
+  for (const [path, data] of tarFiles(tar)) {
+    const file = `${site}/${path}`;
+    const folder = file.slice(0, file.lastIndexOf("/"));
+    if (!made.has(folder)) FS.mkdirTree(folder);
+    made.add(folder);
+    FS.writeFile(file, data, { canOwn: true });
+  }
+  pyodide.runPython("import importlib\nimportlib.invalidate_caches()");
+  pyodide.loadedPackages[name] = "self-hosted archive"; // a later loadPackage skips it
+}
+
 async function fetchBytes(url) {
   const response = await fetch(url);
   return response.arrayBuffer();
@@ -219,10 +273,24 @@ async function init({
   // The wasm (10 MB) is asked for only once pyodide.asm.js has run, NumPy once Python has
   // started: both are downloaded from the start instead (the wasm is still compiled as it
   // streams in, and cached by the browser as before).
-  guardDownloads(expect, [`${indexURL}pyodide.asm.wasm`, ...(numpyURL ? [numpyURL] : [])]);
-  // Start the labs wheel download now so that it overlaps Pyodide's start-up.
+  const archive = numpyURL?.endsWith(".tar.gz") && typeof DecompressionStream === "function";
+  guardDownloads(expect, [
+    `${indexURL}pyodide.asm.wasm`,
+    ...(numpyURL && !archive ? [numpyURL] : []),
+  ]);
+  // Start the labs wheel's and NumPy's archive's downloads now (checked as they arrive)
+  // so that they overlap Pyodide's start-up.
   const wheel = fetchBytes(wheelURL);
   wheel.catch(() => {}); // reported when awaited below
+  // NumPy's archive is gunzipped as soon as it is here, while Python starts.
+  const numpy = archive
+    ? fetchBytes(numpyURL).then((bytes) =>
+        gunzip(bytes).catch((err) => {
+          throw new Error(`${describe(numpyURL)} is damaged (${err.message}). ${HOST_HINT}`);
+        }),
+      )
+    : null;
+  numpy?.catch(() => {});
   try {
     importScripts(`${indexURL}pyodide.js`);
   } catch {
@@ -256,20 +324,30 @@ async function init({
     pyodide.setInterruptBuffer(buffer);
   }
   progress(3, "Loading NumPy");
-  const reasons = [];
-  await orFailure(
-    pyodide.loadPackage("numpy", {
-      errorCallback: (m) => reasons.push(m),
-      messageCallback: () => {},
-    }),
-  );
-  if (!pyodide.loadedPackages.numpy) {
-    const reason = reasons.join(" ").replace(/\s+/g, " ").slice(0, 240);
-    throw new Error(`could not download NumPy from ${indexURL}${reason ? ` (${reason})` : ""}`);
+  if (numpy) {
+    const tar = await orFailure(numpy);
+    try {
+      installArchive(pyodide, "numpy", tar);
+    } catch (err) {
+      throw new Error(`${describe(numpyURL)} is damaged (${lastLine(err)}). ${HOST_HINT}`);
+    }
+    mark("NumPy installed (its archive unpacked)");
+  } else {
+    const reasons = [];
+    await orFailure(
+      pyodide.loadPackage("numpy", {
+        errorCallback: (m) => reasons.push(m),
+        messageCallback: () => {},
+      }),
+    );
+    if (!pyodide.loadedPackages.numpy) {
+      const reason = reasons.join(" ").replace(/\s+/g, " ").slice(0, 240);
+      throw new Error(`could not download NumPy from ${indexURL}${reason ? ` (${reason})` : ""}`);
+    }
+    mark("NumPy wheel installed (loadPackage)");
   }
-  mark("NumPy wheel installed (loadPackage)");
   pyodide.runPython("import numpy");
-  mark("import numpy");
+  mark("import numpy (and its core C extension)");
   progress(4, "Installing the labs");
   try {
     pyodide.unpackArchive(await orFailure(wheel), "wheel");
