@@ -4,16 +4,17 @@ a baseline measured in the same run.
 Baseline: what a peer site does with the official files, a worker that runs
 ``loadPyodide({indexURL})`` then ``loadPackage("numpy")`` (official python_stdlib.zip,
 official NumPy wheel, official lock), served by the same server (build_scripts/serve.py,
-precompressed gzip). Between it and the site, one step at a time (same harness page):
+precompressed Brotli or gzip, as the browser asks). Between it and the site, one step at a time (same harness page):
 
 - ``+ precompiled stdlib``: ``stdLibURL`` = the stdlib zip compiled at vendor time;
 - ``+ precompiled NumPy``: and the lock file naming the compiled NumPy wheel;
-- site: the real lesson page's runtime (docs/javascripts/runtime/), which also installs the
-  labs wheel, imports it and runs the page's lab once;
+- site: the real lesson page's runtime (docs/javascripts/runtime/), which installs NumPy
+  from its .tar.gz itself (no loadPackage: its extension modules load on first import),
+  also installs the labs wheel, imports it and runs the page's lab once;
 - site, no compression: the same with the server's gzip off.
 
 For the site, also each step of its worker's start-up (the worker's marks: loader script,
-loadPyodide, NumPy's wheel, ``import numpy``, the labs wheel, ``import attention_labs.labs``,
+loadPyodide, NumPy's archive, ``import numpy``, the labs wheel, ``import attention_labs.labs``,
 then the idle warm-up after "ready") and when each download ended.
 
 Each is timed from ``new Worker`` to "ready" (page load not included: it is the same for
