@@ -4,7 +4,13 @@
 // placeholders need: labs/ for a lab, cells/ (and, once near, CodeMirror) for a cell or
 // exercise, explorer/ for an attention map. A page without any loads none of them.
 import { runtime } from "./runtime/lab-runtime.js";
-import { destroyDetached, importInTurn, liveCount, onEveryPage } from "./runtime/page.js";
+import {
+  destroyDetached,
+  importInTurn,
+  liveCount,
+  onEveryPage,
+  providedModule,
+} from "./runtime/page.js";
 import { renderMath } from "./katex-init.js";
 import { nameSearchDialog } from "./ui/material-a11y.js";
 
@@ -27,7 +33,12 @@ function prefetchWidgets() {
 // [placeholders not mounted yet, the module that mounts them, its mount function], labs
 // first: cells and maps are imported once the labs have drawn, so that nothing competes
 // with a lab's first picture.
-const LABS = [".attn-lab:not([data-status])", () => import("./labs/controller.js"), "mountLabs"];
+// The controller comes from the head's static imports where the build wrote them (page.js).
+const LABS = [
+  ".attn-lab:not([data-status])",
+  () => Promise.resolve(providedModule("controller") || import("./labs/controller.js")),
+  "mountLabs",
+];
 const OTHERS = [
   [
     ".attn-cell:not([data-state]), .attn-exercise:not([data-mounted])",

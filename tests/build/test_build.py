@@ -103,6 +103,26 @@ def test_pages_preload_the_modules_of_their_first_picture(built_site):
     assert not [link for link in glossary if "/labs/" in link]
 
 
+PROVIDE_RE = re.compile(r'<script type="module">(import \{ provide \}.*?)</script>')
+PROVIDED_RE = re.compile(r'import \* as (m\d+) from "([^"]+)";provide\("([a-z_]+)", \1\);')
+
+
+def test_lesson_head_imports_its_controller_and_widgets_statically(built_site):
+    """A lesson's head hands the controller and each widget without top-level await to
+    page.js (hooks/preload.py), by files of the site; scaling's widget imports charts.js,
+    which awaits at its top level, so it is left to import(). No labs, no script."""
+    site, _ = built_site
+    lesson = (site / LESSON / "index.html").read_text("utf-8")
+    scripts = PROVIDE_RE.findall(lesson.split("</head>")[0])
+    assert len(scripts) == 1, scripts
+    provided = {key: url for _, url, key in PROVIDED_RE.findall(scripts[0])}
+    assert set(provided) == {"controller", "attention_pattern"}, provided
+    assert provided["controller"].endswith("javascripts/labs/controller.js")
+    for url in provided.values():
+        assert (site / LESSON / url).resolve().is_file(), url
+    assert not PROVIDE_RE.findall((site / "glossary" / "index.html").read_text("utf-8"))
+
+
 def test_bad_parameter_fails_the_build_with_file_line_and_parameter(tmp_path):
     text, line = broken_lesson("lab: attention_pattern", "causal: true", "temperature: -1")
     config = project_copy(

@@ -24,9 +24,27 @@ export function onEveryPage(callback) {
 let importQueue = Promise.resolve();
 const queued = new Map(); // key -> the promise of its import
 
+// Modules the page's head imported statically (build_scripts/hooks/preload.py writes that
+// script): an import() of a module, even one already evaluated, resolves only some 100-300
+// ms after DOMContentLoaded in Chromium, so a lab drawn through import() came that late.
+const provided = new Map(); // key -> module namespace
+
+/** Hand over `module` (a namespace the head's script imported) under `key` (a lab's name,
+ * or "controller" for labs/controller.js): importInTurn and providedModule return it at once. */
+export function provide(key, module) {
+  provided.set(key, module);
+}
+
+/** The module handed over under `key` by `provide`, or undefined. */
+export function providedModule(key) {
+  return provided.get(key);
+}
+
 /** `load()` (a function returning an import() promise) once the imports queued before it
- * have settled; the same `key` (a lab's name) gets the same promise, unless it failed. */
+ * have settled; the same `key` (a lab's name) gets the same promise, unless it failed. A
+ * module the head provided (`provide`) is returned without an import. */
 export function importInTurn(key, load) {
+  if (provided.has(key)) return Promise.resolve(provided.get(key));
   if (!queued.has(key)) {
     const next = importQueue.then(load);
     importQueue = next.catch(() => {});
