@@ -4,7 +4,8 @@ a baseline measured in the same run.
 Baseline: what a peer site does with the official files, a worker that runs
 ``loadPyodide({indexURL})`` then ``loadPackage("numpy")`` (official python_stdlib.zip,
 official NumPy wheel, official lock), served by the same server (build_scripts/serve.py,
-precompressed Brotli or gzip, as the browser asks). Between it and the site, one step at a time (same harness page):
+precompressed Brotli or gzip, as the browser asks). Between it and the site, one step at a
+time (same harness page):
 
 - ``+ precompiled stdlib``: ``stdLibURL`` = the stdlib zip compiled at vendor time;
 - ``+ precompiled NumPy``: and the lock file naming the compiled NumPy wheel;
