@@ -10,8 +10,9 @@
   is in the plan.
 * **What a lab downloads.** ``lab_download()`` (available to the page's ```numbers fence):
   the bytes a lab fetches to start Python (the files check_site counts as the lab payload:
-  Pyodide, NumPy, the labs wheel, the worker), as sent (each file's gzip size where
-  build_scripts/compress.py writes a .gz copy, by the same rule) and unpacked.
+  Pyodide, NumPy, the labs wheel, the worker), as sent to a browser that accepts Brotli
+  (each file's Brotli size where build_scripts/compress.py writes a .br copy, by the same
+  rule; Chromium asks for it on any host that has the copies) and unpacked.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import brotli
 import yaml
 from mkdocs.exceptions import PluginError
 from mkdocs.utils.meta import get_data
@@ -42,9 +44,12 @@ GZ_SUFFIXES = {".wasm", ".js", ".mjs", ".json", ".zip", ".css", ".html", ".whl",
 GZ_MIN_BYTES = 4096
 GZ_MIN_GAIN = 0.95
 
-# Gzip of 17 MB takes seconds: sizes are kept by the file's sha256 (a build output, like
-# the vendored downloads next to it).
-SENT_CACHE = Path(__file__).resolve().parents[2] / "build" / "cache" / "gzip-sizes.json"
+# Brotli of 17 MB takes a minute: sizes are kept by the file's sha256 (a build output, like
+# the vendored downloads next to it), and each .br in compress.py's own cache, which
+# compress.py then reuses (same folder, same names: build_scripts/compress.py).
+SENT_CACHE = Path(__file__).resolve().parents[2] / "build" / "cache" / "brotli-sizes.json"
+BROTLI_CACHE = Path(__file__).resolve().parents[2] / "build" / "cache" / "brotli"
+BROTLI_QUALITY = 11
 
 
 @dataclass(frozen=True)
@@ -62,10 +67,25 @@ class Download:
         return self.raw / 1e6
 
 
+def _brotli_size(data: bytes) -> int:
+    key = BROTLI_CACHE / f"{hashlib.sha256(data).hexdigest()}-q{BROTLI_QUALITY}.br"
+    if key.is_file():
+        return key.stat().st_size
+    packed = brotli.compress(data, quality=BROTLI_QUALITY)
+    try:
+        BROTLI_CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = key.with_name(f".{key.name}.{os.getpid()}")
+        tmp.write_bytes(packed)
+        os.replace(tmp, key)
+    except OSError:
+        pass  # only a cache
+    return len(packed)
+
+
 def sent_size(path: Path, cache: dict | None = None) -> int:
-    """Bytes the server sends for ``path``: its gzip size where compress.py makes a .gz copy
-    (a text-like file of at least 4 kB that gzip shrinks by 5 % or more), else its size.
-    ``cache`` maps a file's sha256 to that number."""
+    """Bytes the server sends for ``path`` to a browser that accepts Brotli: its Brotli
+    size where compress.py makes a .br copy (a text-like file of at least 4 kB that gzip
+    shrinks by 5 % or more), else its size. ``cache`` maps a file's sha256 to that number."""
     data = path.read_bytes()
     if path.suffix not in GZ_SUFFIXES or len(data) < GZ_MIN_BYTES:
         return len(data)
@@ -73,7 +93,7 @@ def sent_size(path: Path, cache: dict | None = None) -> int:
     if cache is not None and key in cache:
         return cache[key]
     packed = len(gzip.compress(data, compresslevel=6, mtime=0))
-    sent = packed if packed < len(data) * GZ_MIN_GAIN else len(data)
+    sent = _brotli_size(data) if packed < len(data) * GZ_MIN_GAIN else len(data)
     if cache is not None:
         cache[key] = sent
     return sent
@@ -111,7 +131,14 @@ def not_fetched(docs: Path) -> set[str]:
         official = {p.name for p in (docs / "vendor" / "pyodide").glob("*.whl")} - used
         names |= {"python_stdlib.zip", "pyodide-lock.json", Path(pre["stdlib_more"]).name}
         names |= official
+        if pre.get("archives"):  # the worker unpacks the archives instead of these wheels
+            names |= used
     return names
+
+
+def is_compressed_copy(path: Path) -> bool:
+    """``x.gz`` or ``x.br`` beside ``x`` (compress.py's copies; an archive is not one)."""
+    return path.suffix in (".gz", ".br") and path.with_suffix("").is_file()
 
 
 def payload_files(docs_dir) -> list[Path]:
@@ -121,7 +148,7 @@ def payload_files(docs_dir) -> list[Path]:
         p
         for folder in PAYLOAD_DIRS
         for p in sorted((docs / folder).iterdir())
-        if p.is_file() and p.name not in skip and not p.name.endswith(".gz")
+        if p.is_file() and p.name not in skip and not is_compressed_copy(p)
     ]
     return files + [docs / rel for rel in PAYLOAD_FILES]
 

@@ -225,7 +225,7 @@ def test_python_that_cannot_load_says_so_and_retry_recovers(recorded, unavailabl
     page = recorded.page
     # The host fails NumPy's download; later it is back. (Server-side: Playwright's
     # routing can miss a worker's first requests.)
-    unavailable.add("_wasm32.whl")  # NumPy's wheel
+    unavailable.add("_wasm32.tar.gz")  # NumPy's archive, which the worker unpacks
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     page.locator("input[id$='-causal']").check()  # queued while Python loads

@@ -146,9 +146,9 @@ def test_missing_file_fails_with_status_and_url(broken_report):
 
 def test_lab_that_cannot_start_offline_fails_saying_what_the_lab_says(broken_report, browser):
     site = broken_report.site
-    # the NumPy wheel the runtime loads: the one precompiled at vendor time
+    # NumPy as the runtime loads it: the archive of the wheel precompiled at vendor time
     pre = json.loads((site / "vendor" / "manifest.json").read_text("utf-8"))["precompiled"]
-    numpy = site / "vendor" / pre["wheels"]["numpy"]
+    numpy = site / "vendor" / pre["archives"]["numpy"]
     numpy.unlink()  # as if the vendored runtime were incomplete
     lesson = "lessons/03-attention-pattern/"
     report = check_site(site, browser, [lesson], schemes=("light",), docs=site.parent / "docs")

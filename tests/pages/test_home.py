@@ -48,9 +48,10 @@ def lesson_items():
 
 
 def payload_sent_from_site() -> tuple[int, int]:
-    """(sent, raw) bytes of the lab payload as the site serves it: .gz where there is one;
-    not the files the worker skips (the official copies of what was precompiled)."""
-    from build_scripts.hooks.home import not_fetched
+    """(sent, raw) bytes of the lab payload as the site serves it to a browser that accepts
+    Brotli: .br where there is one; not the files the worker skips (the official copies of
+    what was precompiled)."""
+    from build_scripts.hooks.home import is_compressed_copy, not_fetched
 
     skip = not_fetched(SITE)  # the site's vendor/ is docs/vendor/, manifest included
     sent = raw = 0
@@ -58,11 +59,11 @@ def payload_sent_from_site() -> tuple[int, int]:
         target = SITE / prefix
         files = [target] if target.is_file() else sorted(target.iterdir())
         for path in files:
-            if path.suffix == ".gz" or path.name in skip:
+            if is_compressed_copy(path) or path.name in skip:
                 continue
-            gz = path.with_name(path.name + ".gz")
+            br = path.with_name(path.name + ".br")
             raw += path.stat().st_size
-            sent += gz.stat().st_size if gz.is_file() else path.stat().st_size
+            sent += br.stat().st_size if br.is_file() else path.stat().st_size
     return sent, raw
 
 
@@ -105,7 +106,7 @@ def test_home_page_states_what_a_lab_downloads_as_sent_and_unpacked():
 
     sent, raw = payload_sent_from_site()
     stated = lab_download(DOCS)
-    # the hook's own gzip sizes agree with what compress.py wrote into the site
+    # the hook's own Brotli sizes agree with what compress.py wrote into the site
     assert stated.sent == pytest.approx(sent, rel=0.01)
     assert stated.raw == raw
     text = home_text()
@@ -123,7 +124,7 @@ def test_home_page_says_the_labs_heads_are_synthetic_and_names_the_real_model():
 
 
 def test_the_stated_download_is_what_the_browser_receives_once(browser, server):
-    """Start a lab: the payload bytes received (as sent, gzip) match the home page's figure
+    """Start a lab: the payload bytes received (as sent, Brotli) match the home page's figure
     within 3 %; reload and start again: the browser's cache answers (304s, no bodies)."""
     from build_scripts.hooks.home import lab_download
 
