@@ -110,7 +110,7 @@ RTOL = 1e-4
 ATOL = 1e-6  # for arrays whose values are all (near) 0, where RTOL * scale is 0
 
 
-def assert_close(got, expected, name="the result", atol=ATOL, rtol=RTOL):
+def assert_close(got, expected, name="the result", atol=None, rtol=None):
     """Raise AssertionError unless ``got`` has ``expected``'s shape and values.
 
     Every element must satisfy ``|got - expected| <= atol + rtol * max|expected|``: the
@@ -118,8 +118,9 @@ def assert_close(got, expected, name="the result", atol=ATOL, rtol=RTOL):
     element, because a correct float32 computation (a reader who writes
     ``astype(np.float32)``) is off by about 1e-7 of the terms it summed, so an element
     near 0 that is a difference of large terms may be off by far more than 1e-7 of
-    itself. The defaults (``RTOL`` = 1e-4, ``ATOL`` = 1e-6) accept float32 answers and
-    reject every mistake the exercises' checks look for; see the comment above ``RTOL``.
+    itself. The defaults (None: the module's ``RTOL`` = 1e-4 and ``ATOL`` = 1e-6, read at
+    each call) accept float32 answers and reject every mistake the exercises' checks look
+    for; see the comment above ``RTOL``.
 
     ``got`` may be any array-like of numbers (float32, int, nested lists); NaN or inf where
     ``expected`` is finite fails. The message never shows the expected values: exercises'
@@ -134,6 +135,8 @@ def assert_close(got, expected, name="the result", atol=ATOL, rtol=RTOL):
         raise AssertionError(f"{name} has shape {g.shape}; a different shape was expected")
     if np.any(np.isnan(g)):
         raise AssertionError(f"{name} contains NaN")
+    atol = ATOL if atol is None else atol
+    rtol = RTOL if rtol is None else rtol
     finite = np.isfinite(e)
     scale = float(np.abs(e[finite]).max()) if finite.any() else 0.0
     allowed = atol + rtol * scale
