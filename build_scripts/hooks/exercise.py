@@ -277,9 +277,7 @@ def render_exercise(spec: dict, where: str, indent: str) -> str:
         form = numeric_form(ex_id, answers, spec["tolerance"])
     else:
         check_code_exercise(spec, where)
-        config.update(
-            starter=spec["starter"], checks=spec["checks"], names=interface(spec, where)
-        )
+        config.update(starter=spec["starter"], checks=spec["checks"], names=interface(spec, where))
         form = (
             '<div class="attn-exercise__code">'
             f'<pre class="attn-cell__static"><code>{inert_text(spec["starter"])}</code></pre>'

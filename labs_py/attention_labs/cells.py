@@ -419,7 +419,11 @@ def check_code(
         for n, check in enumerate(checks, start=1):
             notes: list[str] = []
             ns = {"__builtins__": __builtins__, "__name__": "__check__", **given}
-            ns.update(np=np, assert_close=assert_close, note=lambda text: notes.append(str(text)))
+            ns.update(
+                np=np,
+                assert_close=assert_close,
+                note=lambda text, into=notes: into.append(str(text)),
+            )
             fault, message = None, ""
             try:
                 with contextlib.redirect_stdout(io.StringIO()):

@@ -135,7 +135,9 @@ def test_check_code_reports_each_case_without_expected_values():
     assert [c["fault"] for c in bad["cases"]] == ["yours", "yours"]
     crash = cells.check_code("def f(x):\n    return x + None", CHECKS)
     assert crash["cases"][0]["message"].startswith("your code raised TypeError")
-    assert crash["cases"][0]["message"].endswith("(line 2)") and crash["cases"][0]["fault"] == "yours"
+    assert (
+        crash["cases"][0]["message"].endswith("(line 2)") and crash["cases"][0]["fault"] == "yours"
+    )
     broken = cells.check_code("def f(x) return x", CHECKS)
     assert not broken["passed"] and "SyntaxError" in broken["run"]["error"]
     assert broken["cases"] == []
@@ -225,6 +227,15 @@ def test_every_exercise_is_sound(where, spec):
         names = exercise.interface(spec, where)
         result = cells.check_code(spec["solution"], spec["checks"], names=names)
         assert result["passed"], result
+
+
+def test_no_two_exercises_of_the_site_share_an_id_or_a_title():
+    """Ids key a reader's progress and titles name the exercise: one of each per exercise,
+    site-wide (the build refuses a repeated id on one page; this covers pages apart)."""
+    ids = [spec["id"] for _, spec in EXERCISES]
+    titles = [spec["title"] for _, spec in EXERCISES]
+    assert len(set(ids)) == len(ids), sorted(i for i in ids if ids.count(i) > 1)
+    assert len(set(titles)) == len(titles), sorted(t for t in titles if titles.count(t) > 1)
 
 
 def test_attention_by_hand_reference_is_labs_py_attention():

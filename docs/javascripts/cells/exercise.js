@@ -231,7 +231,7 @@ export class CodeExercise {
         const which = broken === 1 ? "1 test" : `${broken} tests`;
         this.status.textContent =
           `${passed} of ${out.cases.length} hidden tests pass; ${which} failed on its own ` +
-          "(marked ⚠): that is a problem of the check, not an error in your code.";
+          "(marked ⚠): a problem of the check, not an error raised by your code.";
       } else {
         result = "failed";
         this.status.textContent = `${passed} of ${out.cases.length} hidden tests pass.`;
