@@ -200,8 +200,7 @@ export class CodeExercise {
         for (const c of out.cases) {
           // A check that failed on its own (fault "check") is the check's problem, not a
           // mistake of the reader's: it is marked and counted apart.
-          const broken = c.fault === "check";
-          const kind = c.passed ? "pass" : broken ? "broken" : "fail";
+          const kind = c.passed ? "pass" : c.fault === "check" ? "broken" : "fail";
           const mark = { pass: "✓ passed: ", fail: "✗ failed: ", broken: "⚠ check error: " };
           const item = el("li", `attn-exercise__case--${kind}`);
           item.append(
@@ -228,9 +227,10 @@ export class CodeExercise {
           "Your code raised an error before the tests could run (see below).";
       } else if (broken) {
         result = "check-error";
-        const which = broken === 1 ? "1 test" : `${broken} tests`;
+        const which =
+          broken === 1 ? "1 test failed on its own" : `${broken} tests failed on their own`;
         this.status.textContent =
-          `${passed} of ${out.cases.length} hidden tests pass; ${which} failed on its own ` +
+          `${passed} of ${out.cases.length} hidden tests pass; ${which} ` +
           "(marked ⚠): a problem of the check, not an error raised by your code.";
       } else {
         result = "failed";
