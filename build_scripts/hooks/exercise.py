@@ -8,8 +8,9 @@ An ```exercise fence holds YAML (see ``SCHEMA`` and README.md). Two kinds:
   replaced by that expression's value (hooks/numbers.py, which lesson prose uses too), so
   every number in the text is computed.
 * ``kind: code``: the reader completes ``starter``; hidden ``checks`` (Python that raises on
-  failure) run in Pyodide. The build runs every check against ``solution`` (all must pass)
-  and against ``starter`` (one must fail); ``solution`` is never written to the page.
+  failure) run in Pyodide and see only the names the starter defines (``interface``). The
+  build runs every check against ``solution`` (all must pass) and against ``starter`` (one
+  must fail, none may crash on its own); ``solution`` is never written to the page.
 
 Any problem fails the build with ``docs/<file>:<line>: what is wrong``.
 """
@@ -178,17 +179,38 @@ def numeric_answers(spec: dict, namespace: dict, where: str) -> list[dict]:
     return out
 
 
+def interface(spec: dict, where: str) -> list[str]:
+    """The names of a code exercise's starter (its functions to complete): the only names
+    of the reader's code its hidden checks see (cells.check_code's ``names``)."""
+    try:
+        names = cells.defined_names(spec["starter"])
+    except SyntaxError as err:
+        raise ExerciseError(f"{where}: exercise starter is not valid Python: {err}") from None
+    if not names:
+        raise ExerciseError(f"{where}: exercise starter defines no function for the checks")
+    return names
+
+
 def check_code_exercise(spec: dict, where: str) -> None:
-    """The reference solution passes every hidden check; the starter does not."""
-    reference = cells.check_code(spec["solution"], spec["checks"], "<solution>")
+    """The reference solution passes every hidden check, seeing only the starter's names;
+    the starter does not pass, and no check fails on its own against it (a check must
+    judge an unfinished answer, not crash on it)."""
+    names = interface(spec, where)
+    reference = cells.check_code(spec["solution"], spec["checks"], "<solution>", names)
     if not reference["passed"]:
         failed = reference["run"]["error"] or "; ".join(
             f"{c['name']}: {c['message']}" for c in reference["cases"] if not c["passed"]
         )
         raise ExerciseError(f"{where}: exercise solution fails its checks: {failed}")
-    starter = cells.check_code(spec["starter"], spec["checks"], "<starter>")
+    starter = cells.check_code(spec["starter"], spec["checks"], "<starter>", names)
     if starter["passed"]:
         raise ExerciseError(f"{where}: exercise starter already passes every check")
+    broken = [c for c in starter["cases"] if c["fault"] == "check"]
+    if broken:
+        raise ExerciseError(
+            f"{where}: exercise check {broken[0]['name']!r} fails on its own against the "
+            f"starter: {broken[0]['message']}"
+        )
 
 
 def whole_numbers(answers: list[dict], tolerance: float) -> bool:
@@ -255,7 +277,7 @@ def render_exercise(spec: dict, where: str, indent: str) -> str:
         form = numeric_form(ex_id, answers, spec["tolerance"])
     else:
         check_code_exercise(spec, where)
-        config.update(starter=spec["starter"], checks=spec["checks"])
+        config.update(starter=spec["starter"], checks=spec["checks"], names=interface(spec, where))
         form = (
             '<div class="attn-exercise__code">'
             f'<pre class="attn-cell__static"><code>{inert_text(spec["starter"])}</code></pre>'

@@ -35,6 +35,7 @@ __all__ = [
     "assert_close",
     "check_code",
     "check_code_json",
+    "defined_names",
     "forget_namespaces",
     "run_cell",
     "run_cell_json",
@@ -96,9 +97,36 @@ def show_heatmap(weights, tokens=None, keys=None, title=""):
         _outputs.append(item)
 
 
-def assert_close(got, expected, name="the result", atol=1e-6):
-    """Raise AssertionError unless ``got`` has ``expected``'s shape and values (within
-    ``atol``). The message never shows the expected values: exercises' hidden tests use it."""
+# Tolerances of assert_close. float32 rounds every operation to within 2**-24 (about 6e-8)
+# of its exact result; an inner product of n terms computed in float32 is off by at most
+# about n * 6e-8 of the sum of the terms' sizes (Higham, "Accuracy and Stability of
+# Numerical Algorithms", 2nd ed., 2002, sec. 3.1). The exercises' sums have at most 64
+# terms and come a few products in a row, so a
+# correct float32 answer is within about 1e-5 of the array's largest value; RTOL leaves ten
+# times that. Measured on the catalogue of readers' answers (tests/lessons/
+# exercise_catalogue.yaml), the float32 right ones are off by at most 6e-7 of it, and they
+# pass with RTOL / 10; every wrong one (a transpose, a missing scale, the wrong axis or
+# key) is still rejected with 100 * RTOL (test_exercise_catalogue.py checks both).
+RTOL = 1e-4
+ATOL = 1e-6  # for arrays whose values are all (near) 0, where RTOL * scale is 0
+
+
+def assert_close(got, expected, name="the result", atol=None, rtol=None):
+    """Raise AssertionError unless ``got`` has ``expected``'s shape and values.
+
+    Every element must satisfy ``|got - expected| <= atol + rtol * max|expected|``: the
+    error is measured against the largest value of the whole array, not element by
+    element, because a correct float32 computation (a reader who writes
+    ``astype(np.float32)``) is off by about 1e-7 of the terms it summed, so an element
+    near 0 that is a difference of large terms may be off by far more than 1e-7 of
+    itself. The defaults (None: the module's ``RTOL`` = 1e-4 and ``ATOL`` = 1e-6, read at
+    each call) accept float32 answers and reject every mistake the exercises' checks look
+    for; see the comment above ``RTOL``.
+
+    ``got`` may be any array-like of numbers (float32, int, nested lists); NaN or inf where
+    ``expected`` is finite fails. The message never shows the expected values: exercises'
+    hidden checks use it.
+    """
     try:
         g = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
@@ -108,10 +136,16 @@ def assert_close(got, expected, name="the result", atol=1e-6):
         raise AssertionError(f"{name} has shape {g.shape}; a different shape was expected")
     if np.any(np.isnan(g)):
         raise AssertionError(f"{name} contains NaN")
-    bad = ~np.isclose(g, e, rtol=0, atol=atol)
+    atol = ATOL if atol is None else atol
+    rtol = RTOL if rtol is None else rtol
+    finite = np.isfinite(e)
+    scale = float(np.abs(e[finite]).max()) if finite.any() else 0.0
+    allowed = atol + rtol * scale
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf: compared below
+        bad = np.where(finite, ~(np.abs(g - e) <= allowed), g != e)
     if np.any(bad):
         raise AssertionError(
-            f"{name}: {int(bad.sum())} of {g.size} values are wrong (tolerance {atol:g})"
+            f"{name}: {int(bad.sum())} of {g.size} values are wrong (allowed error {allowed:.2g})"
         )
 
 
@@ -276,43 +310,149 @@ def forget_namespaces(keep: str = "") -> None:
 # code exercises
 
 
-def check_code(code: str, checks: list[dict], filename: str = "<exercise>") -> dict:
+def defined_names(code: str) -> list[str]:
+    """The names that ``code`` defines at its top level (``def``, ``class``, assignments),
+    in order, without the ones it imports: an exercise's interface, read from its starter.
+
+    Hidden checks see only these names of the reader's code (see :func:`check_code`), so a
+    check cannot lean on a module the reference solution happened to import.
+
+    Raises SyntaxError when ``code`` does not parse.
+    """
+    names: list[str] = []
+
+    def add(target):
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                add(t)
+        elif isinstance(target, ast.Starred):
+            add(target.value)
+
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                add(target)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            add(node.target)
+    return list(dict.fromkeys(names))
+
+
+def _reader_line(err: BaseException, filename: str) -> int | None:
+    """The line of the reader's code (``filename``) deepest on ``err``'s traceback, or None
+    when the exception never passed through the reader's code."""
+    line = None
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _first_line(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}".strip().rstrip(":")
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _judge(err: BaseException, filename: str, names, namespace: dict) -> tuple[str, str]:
+    """``(fault, message)`` for an exception a hidden check raised: ``"yours"`` when the
+    reader's code raised it or the check found the reader's result wrong (an
+    AssertionError of the check), ``"check"`` when the check failed on its own."""
+    line = _reader_line(err, filename)
+    if line is not None:
+        return "yours", f"your code raised {_first_line(err)} (line {line})"
+    if isinstance(err, AssertionError):
+        return "yours", str(err) or "a hidden check failed"
+    if (
+        isinstance(err, NameError)
+        and names is not None
+        and err.name in names
+        and err.name not in namespace
+    ):
+        return "yours", (
+            f"your code does not define {err.name}: the checks call it by the starter's name"
+        )
+    return "check", (
+        f"the check itself failed with {_first_line(err)}; your code raised nothing. "
+        "If your code returns what the exercise asks for (its types and shapes), the "
+        "fault is the check's, not yours"
+    )
+
+
+def check_code(
+    code: str, checks: list[dict], filename: str = "<exercise>", names: list[str] | None = None
+) -> dict:
     """Run the reader's ``code`` in a fresh namespace, then each hidden check.
 
     Args:
         code: the reader's Python (e.g. a function definition).
         checks: ``[{"name": str, "code": str}]``; a check passes if its code runs without
-            an exception. Checks see the reader's names, ``np`` and :func:`assert_close`.
+            an exception. Checks see ``np``, :func:`assert_close`, ``note(text)`` (a remark
+            shown with the case, passed or not) and the reader's names: only ``names``
+            (the starter's interface, :func:`defined_names`) when given, else all of them.
+        filename: the name the reader's code runs under (tracebacks, and how a check's
+            exception is told to come from the reader's code).
+        names: the names of the reader's code that the checks may use.
 
     Returns:
         ``{"run": run_cell result of the reader's code, "cases": [{"name", "passed",
-        "message"}], "passed": bool}``. ``message`` says what went wrong in words (an
-        AssertionError's own message, or the exception the reader's code raised); it
-        never quotes the check's code or expected values.
+        "message", "fault", "note"}], "passed": bool}``. ``fault`` is None for a passed
+        case, ``"yours"`` when the reader's result was wrong (the check's AssertionError)
+        or the reader's code raised (``message`` then names the exception and the line of
+        the reader's code), and ``"check"`` when the check raised without the reader's
+        code raising anything: a fault of the check (or of a result of an unexpected
+        type), never reported as the reader's exception. ``message`` never quotes the
+        check's code or expected values. ``passed`` needs every case passed.
     """
     namespace = new_namespace()
     run = run_cell(code, namespace, filename)
     cases = []
     if run["error"] is None:
+        if names is None:
+            given = namespace
+        else:
+            given = {n: namespace[n] for n in names if n in namespace}
         for n, check in enumerate(checks, start=1):
-            ns = dict(namespace, np=np, assert_close=assert_close)
-            message = ""
+            notes: list[str] = []
+            ns = {"__builtins__": __builtins__, "__name__": "__check__", **given}
+            ns.update(
+                np=np,
+                assert_close=assert_close,
+                note=lambda text, into=notes: into.append(str(text)),
+            )
+            fault, message = None, ""
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
                     exec(compile(check["code"], f"<hidden check {n}>", "exec"), ns)
             except KeyboardInterrupt:
                 run.update(error="KeyboardInterrupt: stopped", interrupted=True)
                 break
-            except AssertionError as err:
-                message = str(err) or "a hidden check failed"
-            except BaseException as err:  # noqa: BLE001 - the reader's code raised
-                message = f"your code raised {type(err).__name__}: {err}".strip()
-                message = message.splitlines()[0] if message else type(err).__name__
-            cases.append({"name": check["name"], "passed": not message, "message": message})
+            except BaseException as err:  # noqa: BLE001 - judged and reported, never raised
+                fault, message = _judge(err, filename, names, namespace)
+            cases.append(
+                {
+                    "name": check["name"],
+                    "passed": fault is None,
+                    "message": message,
+                    "fault": fault,
+                    "note": " ".join(notes) or None,
+                }
+            )
     passed = run["error"] is None and all(c["passed"] for c in cases)
     return {"run": run, "cases": cases, "passed": passed}
 
 
 def check_code_json(code: str, checks_json: str, filename: str = "<exercise>") -> str:
-    """:func:`check_code` with the checks as JSON text; the result as JSON."""
-    return json.dumps(check_code(code, json.loads(checks_json), filename))
+    """:func:`check_code` with the checks as JSON text; the result as JSON.
+
+    ``checks_json`` is a list of checks, or ``{"checks": [...], "names": [...]}`` (what
+    the exercise's page sends: the checks and the starter's names).
+    """
+    spec = json.loads(checks_json)
+    if isinstance(spec, dict):
+        return json.dumps(check_code(code, spec["checks"], filename, spec.get("names")))
+    return json.dumps(check_code(code, spec, filename))

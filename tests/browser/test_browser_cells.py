@@ -262,19 +262,21 @@ def test_numeric_exercise_explains_empty_and_unreadable_boxes(recorded):
     )
 
 
-def check_code(page, code) -> str:
-    exercise = page.locator("#exercise-masked-softmax")
-    page.wait_for_selector("#exercise-masked-softmax[data-checks]", state="attached")
+def check_code(page, code, ex_id="masked-softmax") -> str:
+    """Check ``code`` in the code exercise ``ex_id`` of the open page; its data-result."""
+    sel = f"#exercise-{ex_id}"
+    exercise = page.locator(sel)
+    page.wait_for_selector(f"{sel}[data-checks]", state="attached")
     exercise.scroll_into_view_if_needed()
-    page.wait_for_selector("#exercise-masked-softmax .cm-editor")
+    page.wait_for_selector(f"{sel} .cm-editor")
     n = int(exercise.get_attribute("data-checks"))
     page.evaluate(
-        "(code) => { document.querySelector('#exercise-masked-softmax').attnExercise.editor.code = code; }",
-        code,
+        "([sel, code]) => { document.querySelector(sel).attnExercise.editor.code = code; }",
+        [sel, code],
     )
     exercise.locator("button.attn-exercise__check").click()
     page.wait_for_function(
-        f"() => Number(document.querySelector('#exercise-masked-softmax').dataset.checks) > {n}",
+        f"() => Number(document.querySelector('{sel}').dataset.checks) > {n}",
         timeout=PYTHON_TIMEOUT_MS,
     )
     return exercise.get_attribute("data-result")
@@ -319,6 +321,70 @@ def test_code_exercise_passes_the_reference_solution_and_fails_a_wrong_one(recor
     )
     assert exercise.get_attribute("data-solved") == "true"
     assert spec["solution"].strip().splitlines()[-1].strip() not in page.content()
+    assert recorded.errors == []
+
+
+def test_a_checks_own_failure_shows_as_the_checks_problem_not_the_readers(recorded):
+    """A hidden check with a bug of its own (it calls a helper nobody defined) is marked as
+    the check's error; the reader's right answer is not blamed, and not marked solved."""
+    page = recorded.page
+    page.goto(recorded.base + LESSON)
+    _, spec = EXERCISES["masked-softmax"]
+    exercise = page.locator("#exercise-masked-softmax")
+    page.wait_for_selector("#exercise-masked-softmax[data-checks]", state="attached")
+    page.evaluate(
+        """() => document.querySelector('#exercise-masked-softmax').attnExercise.data.checks
+             .push({name: 'a check with a bug of its own',
+                    code: 'assert helper_nobody_defined(masked_softmax) is None'})"""
+    )
+    n = len(spec["checks"])
+    assert check_code(page, spec["solution"]) == "check-error"
+    cases = exercise.locator(".attn-exercise__cases li")
+    assert cases.count() == n + 1
+    classes = [cases.nth(i).get_attribute("class") for i in range(n + 1)]
+    assert classes == ["attn-exercise__case--pass"] * n + ["attn-exercise__case--broken"]
+    broken = cases.nth(n).inner_text()
+    assert broken.startswith("⚠ check error: a check with a bug of its own")
+    assert "the check itself failed with NameError" in broken
+    assert "your code raised nothing" in broken
+    assert "your code raised NameError" not in exercise.inner_text()
+    status = exercise.locator(".attn-cell__status").inner_text()
+    assert status.startswith(f"{n} of {n + 1} hidden tests pass; 1 test failed on its own")
+    assert "a problem of the check, not an error raised by your code" in status
+    assert exercise.get_attribute("data-solved") is None
+    # the reader's own exception is still the reader's, with its line
+    page.evaluate(
+        "() => document.querySelector('#exercise-masked-softmax').attnExercise.data.checks.pop()"
+    )
+    assert check_code(page, spec["starter"]) == "failed"
+    assert "your code raised NotImplementedError" in cases.first.inner_text()
+    line = next(i for i, t in enumerate(spec["starter"].splitlines(), 1) if "raise" in t)
+    assert f"(line {line})" in cases.first.inner_text()
+    assert recorded.errors == []
+
+
+def test_a_rotate_half_answer_passes_with_a_note_on_its_pairing(recorded):
+    """Lesson 10's rope-code accepts Hugging Face's pairing (j, j + d/2) and says so."""
+    page = recorded.page
+    page.goto(recorded.base + "lessons/10-position/")
+    _, spec = EXERCISES["rope-code"]
+    rotate_half = """import numpy as np
+
+def rope(x, position, base=10000.0):
+    x = np.asarray(x, dtype=float)
+    half = len(x) // 2
+    angle = position * base ** (-np.arange(0, len(x), 2) / len(x))
+    c, s = np.tile(np.cos(angle), 2), np.tile(np.sin(angle), 2)
+    return x * c + np.concatenate([-x[half:], x[:half]]) * s
+"""
+    assert check_code(page, rotate_half, "rope-code") == "passed"
+    exercise = page.locator("#exercise-rope-code")
+    notes = exercise.locator(".attn-exercise__cases .attn-exercise__note")
+    assert notes.count() == 1
+    assert "as Hugging Face's rotate_half does" in notes.first.inner_text()
+    assert exercise.get_attribute("data-solved") == "true"
+    assert check_code(page, spec["solution"], "rope-code") == "passed"
+    assert exercise.locator(".attn-exercise__note").count() == 0  # the lesson's pairing
     assert recorded.errors == []
 
 

@@ -304,9 +304,16 @@ def test_the_numeric_exercise_accepts_every_two_decimal_reader():
     assert max(worst_w, worst_sum) <= spec["tolerance"] == ns["tolerance"]
     assert spec["tolerance"] - max(worst_w, worst_sum) < 0.005  # not much looser
     assert ns["hidden"] == 21
-    # the reader computes: not the worked example's scores, nor its grid
-    assert not np.array_equal(ns["s"], [1.0, 3.0, 2.0, 4.0]) and ns["m"] != 6
-    assert "not the worked example's scores" in spec["setup"]
+    # the reader computes: not the worked example's scores, nor its grid. Softmax does not
+    # change when every score moves by the same amount, and the keys' order only reorders
+    # the weights: the answers must differ from the worked example's as sets, so a shifted
+    # or reordered copy of its scores (whose answers the lesson prints) cannot pass.
+    worked = np.array([1.0, 3.0, 2.0, 4.0])
+    printed_w = np.sort(softmax(worked, where=ns["visible"]))
+    printed_sum = (softmax(worked) * ns["visible"]).sum()
+    assert np.abs(np.sort(ns["w"]) - printed_w).max() > 3 * spec["tolerance"]
+    assert abs(ns["zeroed"].sum() - printed_sum) > 3 * spec["tolerance"] and ns["m"] != 6
+    assert "not the worked example's, nor a shift of them" in spec["setup"]
     prompt = exercise.fill_template(spec["prompt"], ns, "lesson")
     assert "Rounding every step to two decimals is fine" in re.sub(r"\s+", " ", prompt)
     # no typed number in the worked solution or hint (beyond the formula's "/ 2")
@@ -343,7 +350,7 @@ def batch_weights(scores, lengths, causal):
     from attention_labs import cells
 
     # checked as the reader's browser checks it (cells.check_code)
-    result = cells.check_code(naive, spec["checks"])
+    result = cells.check_code(naive, spec["checks"], names=exercise.interface(spec, "lesson"))
     assert result["run"]["error"] is None, result["run"]
     failed = [case["name"] for case in result["cases"] if not case["passed"]]
     assert failed == ["a row with nothing to see is all zeros, never NaN"]

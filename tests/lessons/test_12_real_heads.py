@@ -182,10 +182,11 @@ def test_numeric_exercise_answers_are_one_past_the_earlier_copy():
 
 def test_code_exercise_rejects_the_usual_mistakes():
     code = next(e for e in exercises() if e["kind"] == "code")
-    assert cells.check_code(code["solution"], code["checks"], "<solution>")["passed"]
+    names = exercise.interface(code, "lesson")
+    assert cells.check_code(code["solution"], code["checks"], "<solution>", names)["passed"]
     # a score that looks at the earlier copy itself, not the token after it
     wrong = code["solution"].replace("weights[q, k + 1]", "weights[q, k]")
-    assert not cells.check_code(wrong, code["checks"], "<wrong>")["passed"]
+    assert not cells.check_code(wrong, code["checks"], "<wrong>", names)["passed"]
     # zero instead of None when nothing repeats
     wrong = code["solution"].replace("if sums else None", "if sums else 0.0")
-    assert not cells.check_code(wrong, code["checks"], "<wrong>")["passed"]
+    assert not cells.check_code(wrong, code["checks"], "<wrong>", names)["passed"]

@@ -131,12 +131,84 @@ def test_check_code_reports_each_case_without_expected_values():
     bad = cells.check_code("def f(x):\n    return x + 2", CHECKS)
     assert not bad["passed"]
     assert bad["cases"][0]["message"] == "f(1) is wrong"
-    assert bad["cases"][1]["message"] == "f(zeros): 2 of 2 values are wrong (tolerance 1e-06)"
+    assert bad["cases"][1]["message"] == "f(zeros): 2 of 2 values are wrong (allowed error 0.0001)"
+    assert [c["fault"] for c in bad["cases"]] == ["yours", "yours"]
     crash = cells.check_code("def f(x):\n    return x + None", CHECKS)
     assert crash["cases"][0]["message"].startswith("your code raised TypeError")
+    assert (
+        crash["cases"][0]["message"].endswith("(line 2)") and crash["cases"][0]["fault"] == "yours"
+    )
     broken = cells.check_code("def f(x) return x", CHECKS)
     assert not broken["passed"] and "SyntaxError" in broken["run"]["error"]
     assert broken["cases"] == []
+
+
+def test_a_checks_own_failure_is_the_checks_not_the_readers():
+    """A check that calls a name nobody gave it fails as the check's fault; the reader's
+    own exceptions, a missing function of the starter and wrong results are the reader's."""
+    checks = [
+        {"name": "uses a helper it never imported", "code": "assert softmax(f(1)) == 1"},
+        {"name": "calls f", "code": "assert f(1) == 2, 'f(1) is wrong'"},
+    ]
+    # the reader imported softmax; the check must not see it (only the starter's names)
+    code = "from math import floor as softmax\n\ndef f(x):\n    return x + 1"
+    result = cells.check_code(code, checks, names=["f"])
+    broken, fine = result["cases"]
+    assert not result["passed"] and fine["passed"] and fine["fault"] is None
+    assert broken["fault"] == "check" and "your code" not in broken["message"].split(";")[0]
+    assert broken["message"].startswith("the check itself failed with NameError")
+    assert "your code raised nothing" in broken["message"]
+    # the reader's own exception inside a check: the reader's, with its line
+    raising = cells.check_code("def f(x):\n    assert x > 5, 'too small'", checks[1:], names=["f"])
+    (case,) = raising["cases"]
+    assert case["fault"] == "yours"
+    assert case["message"] == "your code raised AssertionError: too small (line 2)"
+    # the reader renamed the starter's function
+    renamed = cells.check_code("def g(x):\n    return x + 1", checks[1:], names=["f"])
+    assert renamed["cases"][0]["fault"] == "yours"
+    assert "your code does not define f" in renamed["cases"][0]["message"]
+
+
+def test_checks_see_only_the_starters_names_and_can_leave_a_note():
+    checks = [
+        {"name": "sees f only", "code": "assert 'helper' not in globals()\nnote('a remark')"},
+        {"name": "f still uses its helper", "code": "assert f(2) == 6"},
+    ]
+    code = "def helper(x):\n    return 3 * x\n\ndef f(x):\n    return helper(x)"
+    result = cells.check_code(code, checks, names=cells.defined_names("def f(x): pass"))
+    assert result["passed"], result["cases"]
+    assert [c["note"] for c in result["cases"]] == ["a remark", None]
+    assert json.loads(cells.check_code_json(code, json.dumps({"checks": checks, "names": ["f"]})))[
+        "passed"
+    ]
+
+
+def test_defined_names_are_the_starters_definitions_not_its_imports():
+    starter = (
+        "import numpy as np\nfrom attention_labs import softmax\n\nBASE = 10\n"
+        "a, (b, *c) = 1, (2, 3)\nd: int = 4\n\ndef f(x):\n    pass\n\nclass K:\n    pass\n"
+    )
+    assert cells.defined_names(starter) == ["BASE", "a", "b", "c", "d", "f", "K"]
+
+
+def test_assert_close_accepts_float32_answers_and_rejects_a_small_mistake():
+    rng = np.random.default_rng(0)
+    X, W_Q, W_K = rng.normal(size=(8, 16)), rng.normal(size=(16, 4)), rng.normal(size=(16, 4))
+    exact = (X @ W_Q) @ (X @ W_K).T
+    f32 = [a.astype(np.float32) for a in (X, W_Q, W_K)]
+    cells.assert_close((f32[0] @ f32[1]) @ (f32[0] @ f32[2]).T, exact)
+    # an element that is a difference of large terms may be off by far more than 1e-7 of
+    # itself: the error is measured against the array's largest value
+    cells.assert_close([1e3 + 2e-5, 3e-6], [1e3, 0.0])
+    with pytest.raises(AssertionError, match="1 of 2 values are wrong"):
+        cells.assert_close([1.0, 0.5 * 1.01], [1.0, 0.5])  # a 1% mistake
+    with pytest.raises(AssertionError, match="contains NaN"):
+        cells.assert_close([np.nan], [1.0])
+    cells.assert_close([0.0, -np.inf], [0.0, -np.inf])  # inf where inf is expected
+    with pytest.raises(AssertionError, match="values are wrong"):
+        cells.assert_close([0.0, 1.0], [0.0, -np.inf])
+    with pytest.raises(AssertionError, match="values are wrong"):
+        cells.assert_close([1e-5], [0.0])  # all-zero expected: atol alone
 
 
 def test_site_has_numeric_and_code_exercises():
@@ -152,8 +224,18 @@ def test_every_exercise_is_sound(where, spec):
     assert spec["id"] in html
     if spec["kind"] == "code":
         assert spec["solution"].strip().splitlines()[-1] not in html  # never shipped
-        result = cells.check_code(spec["solution"], spec["checks"])
+        names = exercise.interface(spec, where)
+        result = cells.check_code(spec["solution"], spec["checks"], names=names)
         assert result["passed"], result
+
+
+def test_no_two_exercises_of_the_site_share_an_id_or_a_title():
+    """Ids key a reader's progress and titles name the exercise: one of each per exercise,
+    site-wide (the build refuses a repeated id on one page; this covers pages apart)."""
+    ids = [spec["id"] for _, spec in EXERCISES]
+    titles = [spec["title"] for _, spec in EXERCISES]
+    assert len(set(ids)) == len(ids), sorted(i for i in ids if ids.count(i) > 1)
+    assert len(set(titles)) == len(titles), sorted(t for t in titles if titles.count(t) > 1)
 
 
 def test_attention_by_hand_reference_is_labs_py_attention():
@@ -227,6 +309,10 @@ def test_a_good_code_exercise_renders_without_its_solution():
         (("      return x", "      return x + 1"), "exercise starter already passes every check"),
         (("id: add-one", "id: Add One"), "exercise id: 'Add One' does not match"),
         (("kind: code", "kind: essay"), "exercise kind: 'essay' is not one of"),
+        (
+            ("    code: assert f(1) == 2", "    code: assert helper(f(1)) == 2"),
+            "the check itself failed with NameError",
+        ),
         (("title: Add one", "tittle: Add one"), "exercise"),
     ],
 )

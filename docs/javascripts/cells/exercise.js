@@ -181,7 +181,9 @@ export class CodeExercise {
     runtime.addEventListener("change", onRuntime);
     let result = "error";
     try {
-      const out = await runtime.checkCode(this.editor.code, this.data.checks, {
+      // The checks see only the starter's names of the reader's code (cells.check_code).
+      const spec = { checks: this.data.checks, names: this.data.names };
+      const out = await runtime.checkCode(this.editor.code, spec, {
         onStart: () => {
           this.stopButton.disabled = false;
           this.status.textContent = "Running the hidden tests… (Stop ends them)";
@@ -196,20 +198,23 @@ export class CodeExercise {
       if (out.cases.length) {
         const list = el("ul", "attn-exercise__cases");
         for (const c of out.cases) {
-          const item = el(
-            "li",
-            c.passed ? "attn-exercise__case--pass" : "attn-exercise__case--fail",
-          );
+          // A check that failed on its own (fault "check") is the check's problem, not a
+          // mistake of the reader's: it is marked and counted apart.
+          const kind = c.passed ? "pass" : c.fault === "check" ? "broken" : "fail";
+          const mark = { pass: "✓ passed: ", fail: "✗ failed: ", broken: "⚠ check error: " };
+          const item = el("li", `attn-exercise__case--${kind}`);
           item.append(
-            el("span", "attn-exercise__mark", c.passed ? "✓ passed: " : "✗ failed: "),
+            el("span", "attn-exercise__mark", mark[kind]),
             document.createTextNode(c.name),
           );
           if (!c.passed) item.append(el("span", "attn-exercise__why", ` (${c.message})`));
+          if (c.note) item.append(el("span", "attn-exercise__note", ` Note: ${c.note}`));
           list.append(item);
         }
         this.output.append(list);
       }
       const passed = out.cases.filter((c) => c.passed).length;
+      const broken = out.cases.filter((c) => c.fault === "check").length;
       if (out.passed) {
         result = "passed";
         this.status.textContent = `All ${out.cases.length} hidden tests pass. Solved!`;
@@ -220,6 +225,13 @@ export class CodeExercise {
       } else if (out.run.error) {
         this.status.textContent =
           "Your code raised an error before the tests could run (see below).";
+      } else if (broken) {
+        result = "check-error";
+        const which =
+          broken === 1 ? "1 test failed on its own" : `${broken} tests failed on their own`;
+        this.status.textContent =
+          `${passed} of ${out.cases.length} hidden tests pass; ${which} ` +
+          "(marked ⚠): a problem of the check, not an error raised by your code.";
       } else {
         result = "failed";
         this.status.textContent = `${passed} of ${out.cases.length} hidden tests pass.`;
