@@ -262,7 +262,7 @@ def test_field_tables_name_exactly_the_schemas_fields(heading, schema):
 
 def test_the_pages_claims_about_the_script():
     # "never downloads": the hub lookup is local-only
-    source = Path(pc.__file__).read_text("utf-8")
+    source = (Path(pc.__file__).parent / "load.py").read_text("utf-8")  # resolve_model
     assert "local_files_only=True" in source
     # GPT-2 is asked for as an optional model by make precompute
     assert "--optional-model gpt2" in (ROOT / "Makefile").read_text("utf-8")

@@ -29,7 +29,6 @@ SCHEMA = (
     Param("text", "text", DEFAULT, "your letters: 2 to 32 letters A to Z, one token each "
           "(spaces are ignored)", max_chars=200),
 )  # fmt: skip
-LARGEST = {"text": "ABCDEFGHIJKLMNOP" * 2}  # the model's whole context, 32 letters
 
 MODEL_ID = "attention-labs/induction-head-model"
 SLUG = "induction-head-model"

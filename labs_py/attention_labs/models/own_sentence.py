@@ -27,7 +27,7 @@ from pathlib import Path
 from .. import maps
 from ..params import Param
 from . import minilm
-from .wordpiece import MAX_TOKENS, WordPiece
+from .wordpiece import WordPiece
 
 MAX_CHARS = 2000
 SCHEMA = (
@@ -40,7 +40,6 @@ SCHEMA = (
     Param("weights_sha256", "text", "", "the weights' sha256: the cache key of loaded weights",
           max_chars=64),
 )  # fmt: skip
-LARGEST = {"text": " ".join(["attention"] * (MAX_TOKENS - 2))}
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 SLUG = "all-minilm-l6-v2"
