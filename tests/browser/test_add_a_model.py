@@ -161,7 +161,7 @@ def test_adding_an_architecture_changes_only_the_adapter_its_line_and_its_test(
 ):
     top, _, _, log = copy_with_new_adapter
     status = sorted(git(top, "status", "--porcelain", "--untracked-files=all").splitlines())
-    assert status == [f" M {REGISTRY}", f"?? {ADAPTER_TEST}", f"?? {ADAPTER}"]
+    assert status == sorted([f" M {REGISTRY}", f"?? {ADAPTER}", f"?? {ADAPTER_TEST}"])
     diff = git(top, "diff", "-U0", REGISTRY).splitlines()
     changed = [d for d in diff if d[:1] in "+-" and not d.startswith(("+++", "---"))]
     assert changed == ["+" + LINE.rstrip("\n")]
@@ -241,7 +241,9 @@ def test_the_explorer_draws_the_new_model(served, browser, copy_with_new_adapter
         thumb = page.locator('.attn-map .attn-map__thumb[data-layer="1"][data-head="3"]')
         assert f"{value:.2f}" in thumb.inner_text()
         # one head, large: the hovered cell shows the decoded weight
-        page.goto(f"{served.base}explorer/?model={SLUG}&sentence={SENTENCE}&layer=1&head=3")
+        page.goto(
+            f"{served.base}explorer/?model={SLUG}&sentence={SENTENCE}&view=head&layer=1&head=3"
+        )
         page.wait_for_selector(".attn-map[data-state=ready]", timeout=30_000)
         q, k = 5, 2
         centre = page.evaluate(
