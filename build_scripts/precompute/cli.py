@@ -17,6 +17,7 @@ from .write import write_results
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
+        prog="python -m build_scripts.precompute",
         description="Precompute real attention maps (all layers and heads) as JSON assets.",
     )
     parser.add_argument(
