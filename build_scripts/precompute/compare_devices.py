@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from build_scripts.precompute import precompute_attention as pc
+import build_scripts.precompute as pc
 
 TOLERANCE = 1e-4
 # Without --model: the models whose maps are committed (names resolve_model knows).
@@ -82,7 +82,7 @@ def timed(loaded, sentences, repeat: int) -> tuple[float, pc.ModelResult]:
 
 
 def compare(name: str, sentences, repeat: int) -> dict:
-    from attention_labs import real_maps
+    from attention_labs import maps
 
     resolved = pc.resolve_model(name)
     start = time.perf_counter()
@@ -99,8 +99,8 @@ def compare(name: str, sentences, repeat: int) -> dict:
     causal = cpu_runs[0].weights[0, 0, 0, 1] == 0
     bytes_total = bytes_differing = 0
     for a, b in pairs:
-        qa = real_maps.quantise_rows(a.weights, causal=causal)
-        qb = real_maps.quantise_rows(b.weights, causal=causal)
+        qa = maps.quantise_rows(a.weights, causal=causal)
+        qb = maps.quantise_rows(b.weights, causal=causal)
         bytes_total += qa.size
         bytes_differing += int(np.count_nonzero(qa != qb))
     cpu_s, _ = timed(cpu, sentences, repeat)

@@ -1,11 +1,12 @@
-"""The explorer's "Your own sentence" (explorer/own-sentence.js, labs/own_sentence.py) in a real
-headless Chromium with real Pyodide and NumPy and the real int8 all-MiniLM-L6-v2 built into
-docs/vendor/minilm/: nothing downloads before Run; a failed download says so and Retry works;
-the grid shows the reader's sentence, equal to CPython's run of the same code; a second Run
-reuses the loaded weights; empty, over-long and unusual-script text; the sentence picker
-shows the reader's sentence and a precomputed one loads again; lesson 12's induction-head
-model on the reader's letters (labs/own_letters.py), equal to CPython's, and a bad sequence.
-One page for the module (the tests run in order and share it, as a reader would)."""
+"""The explorer's "Your own sentence" (explorer/own-sentence.js and the map source
+models/own_sentence.py) in a real headless Chromium with real Pyodide and NumPy and the real
+int8 all-MiniLM-L6-v2 built into docs/vendor/minilm/: nothing downloads before Run; a failed
+download says so and Retry works; the grid shows the reader's sentence, equal to CPython's
+run of the same code; a second Run reuses the loaded weights; empty, over-long and
+unusual-script text; the sentence picker shows the reader's sentence and a precomputed one
+loads again; lesson 12's induction-head model on the reader's letters (models/own_letters.py),
+equal to CPython's, and a bad sequence. One page for the module (the tests run in order and
+share it, as a reader would)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from attention_labs import real_maps
 from attention_labs.attention import causal_mask, softmax
 from helpers import ROOT
 
-from build_scripts.precompute import precompute_attention as pc
+import build_scripts.precompute as pc
 
 ASSETS = ROOT / "docs" / "assets" / "attention"
 SLUG = "smollm2-135m"

@@ -23,14 +23,14 @@ import pytest
 import yaml
 from helpers import ROOT
 
+import build_scripts.precompute as pc
 from build_scripts.precompute import compare_devices
-from build_scripts.precompute import precompute_attention as pc
 
 PAGE = (ROOT / "docs" / "reproduce-the-maps.md").read_text("utf-8")
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
 VENV_PYTHON = ".venv/bin/python"
 MODULES = {
-    "build_scripts.precompute.precompute_attention": pc,
+    "build_scripts.precompute": pc,
     "build_scripts.precompute.compare_devices": compare_devices,
 }
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -112,10 +112,10 @@ def test_make_commands_expand_to_a_precompute_the_script_accepts(line):
     shown = subprocess.run(
         ["make", "-n", "-B", *words[1:]], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    recipe = [r for r in shown.splitlines() if "build_scripts.precompute.precompute_attention" in r]
+    recipe = [r for r in shown.splitlines() if "build_scripts.precompute" in r]
     assert len(recipe) == 1, shown
     argv = shlex.split(recipe[0])
-    start = argv.index("build_scripts.precompute.precompute_attention") + 1
+    start = argv.index("build_scripts.precompute") + 1
     ns = parse_cli(pc, argv[start:])
     assert ns.model == [MINILM, "smollm2-135m"] and ns.optional_model == ["gpt2"]
     if "--device" in line:
@@ -262,7 +262,7 @@ def test_field_tables_name_exactly_the_schemas_fields(heading, schema):
 
 def test_the_pages_claims_about_the_script():
     # "never downloads": the hub lookup is local-only
-    source = Path(pc.__file__).read_text("utf-8")
+    source = (Path(pc.__file__).parent / "load.py").read_text("utf-8")  # resolve_model
     assert "local_files_only=True" in source
     # GPT-2 is asked for as an optional model by make precompute
     assert "--optional-model gpt2" in (ROOT / "Makefile").read_text("utf-8")

@@ -1,8 +1,9 @@
 // The explorer's "Your own sentence": the reader's text through the real all-MiniLM-L6-v2,
-// computed in the Python worker (labs_py/attention_labs/labs/own_sentence.py, NumPy), and
-// drawn by the same views as the precomputed maps (map.showOwn). A second model, lesson 12's
-// induction-head model, runs on the reader's letters (labs/own_letters.py); its weights come
-// with the labs package, so it downloads nothing more.
+// computed in the Python worker by a map source (labs_py/attention_labs/models/own_sentence.py,
+// NumPy; runtime.runSource), and drawn by the same views as the precomputed maps
+// (map.showOwn). A second source, lesson 12's induction-head model, runs on the reader's
+// letters (models/own_letters.py); its weights come with the labs package, so it downloads
+// nothing more.
 //
 // Nothing downloads until Run. Then the int8 weights and the vocabulary (sizes from the
 // build, build_scripts/minilm/quantise.py) come once, with progress, checked against their
@@ -128,8 +129,8 @@ function modes(own) {
 export class OwnSentencePanel {
   /**
    * @param {object} map the AttentionMap (showOwn draws the result)
-   * @param {{lab, runtime, model_id, weights, vocab, licence, max_tokens, letters?}} own the
-   *   build's config (build_scripts/hooks/attention_map.py); letters: {lab, default,
+   * @param {{source, runtime, model_id, weights, vocab, licence, max_tokens, letters?}} own
+   *   the build's config (build_scripts/hooks/attention_map.py); letters: {source, default,
    *   min_letters, max_letters} of the induction-head model
    */
   constructor(map, own) {
@@ -243,8 +244,8 @@ export class OwnSentencePanel {
     });
   }
 
-  /** Run `lab` in the Python worker, with Python's start-up in the status line. */
-  async _python(lab, params) {
+  /** Run map source `source` in the Python worker, with Python's start-up in the status line. */
+  async _python(source, params) {
     runtime.configure(this.own.runtime);
     const onRuntime = () => {
       if (runtime.state === "loading") this._status(`${runtime.progress.message}…`, 0);
@@ -252,7 +253,7 @@ export class OwnSentencePanel {
     runtime.addEventListener("change", onRuntime);
     this._status(runtime.state !== "ready" ? "Starting Python…" : "Running the model…", 0);
     try {
-      return await runtime.run(lab, params);
+      return await runtime.runSource(source, params);
     } finally {
       runtime.removeEventListener("change", onRuntime);
     }
@@ -275,10 +276,10 @@ export class OwnSentencePanel {
     const t0 = performance.now();
     try {
       let answer;
-      if (mode === "letters") answer = await this._python(this.own.letters.lab, { text });
+      if (mode === "letters") answer = await this._python(this.own.letters.source, { text });
       else {
         const urls = await this._files();
-        answer = await this._python(this.own.lab, {
+        answer = await this._python(this.own.source, {
           text,
           weights_url: urls.weights,
           vocab_url: urls.vocab,

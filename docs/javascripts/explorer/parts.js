@@ -2,8 +2,8 @@
 // and model-name formatting, and its labelled pickers and buttons.
 import { el } from "../ui/dom.js";
 
-// Head statistics stored in each asset (build_scripts/precompute/precompute_attention.py,
-// labs_py/attention_labs/real_maps.py). `help(asset)` says what the number measures there.
+// Head statistics stored in each asset (computed by labs_py/attention_labs/maps.py,
+// head_statistics). `help(asset)` says what the number measures there.
 export const STATS = {
   previous_token: {
     label: "Previous-token share",

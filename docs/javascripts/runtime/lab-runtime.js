@@ -106,6 +106,14 @@ export class LabRuntime extends EventTarget {
   }
 
   /**
+   * Run map source `source` (attention_labs.models.sources: a model on the reader's text)
+   * with `params`; resolves with the worker's parsed JSON answer, as `run` does.
+   */
+  runSource(source, params) {
+    return this._request({ type: "source", source, params: JSON.stringify(params) });
+  }
+
+  /**
    * Run a code cell in the namespace `page`; `onOutput(items)` gets output while it
    * runs and `onStart()` is called when Python begins it. Resolves with
    * {outputs, value, error, interrupted} (attention_labs.cells.run_cell).
@@ -242,7 +250,7 @@ export class LabRuntime extends EventTarget {
 const onPageClock = (list) => (list || []).map(([name, at]) => [name, at - performance.timeOrigin]);
 
 /**
- * JSON.parse reviver for float arrays packed by labs_py (attention_labs.labs._packed):
+ * JSON.parse reviver for float arrays packed by labs_py (attention_labs.calls.packed):
  * {"__ndarray__": base64 float64 little-endian, "shape": [...]} becomes a Float64Array
  * (1-D) or nested arrays of Float64Array rows, so `weights[q][k]` reads as usual.
  * Masked entries arrive as -Infinity.

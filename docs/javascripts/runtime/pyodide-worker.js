@@ -4,6 +4,8 @@
 // Messages in:  {type: "init", indexURL, wheelURL, stdlibURL?, stdlibMoreURL?, lockFileURL?,
 //                numpyURL?, expect?, interruptBuffer?, warmLab?}  (expect: {url: {size, sha256}})
 //               {type: "run", id, lab, params}        (params: a JSON string)
+//               {type: "source", id, source, params}  (a map source: the explorer's model
+//                                                     on the reader's text, an asset back)
 //               {type: "cell", id, page, code, name}  (a code cell, in page's namespace)
 //               {type: "check", id, code, checks}     (a code exercise; checks: JSON)
 //               {type: "forget", keep}                (drop other pages' namespaces)
@@ -392,8 +394,15 @@ async function init({
     }
     self.postMessage({ type: "warm", at: now(), profile });
   };
+  // Map sources (attention_labs.models.sources), imported on the first request for one.
+  let sources = null;
+  const sourcesModule = () => {
+    sources = sources || pyodide.pyimport("attention_labs.models.sources");
+    return sources;
+  };
   return {
     run: runLabJson,
+    source: (...args) => sourcesModule().run_source_json(...args),
     cell: (...args) => cellsModule().run_cell_json(...args),
     check: (...args) => cellsModule().check_code_json(...args),
     forget: (keep) => cells?.forget_namespaces(keep),
@@ -401,13 +410,14 @@ async function init({
   };
 }
 
-/** The JSON answer of one request (cell, check or lab run). */
+/** The JSON answer of one request (cell, check, map source or lab run). */
 function call(py, msg) {
   if (msg.type === "cell") {
     const emit = (json) => self.postMessage({ type: "output", id: msg.id, json });
     return py.cell(msg.page, msg.code, msg.name, emit);
   }
   if (msg.type === "check") return py.check(msg.code, msg.checks, msg.name || "<exercise>");
+  if (msg.type === "source") return py.source(msg.source, msg.params);
   return py.run(msg.lab, msg.params);
 }
 
@@ -426,7 +436,7 @@ self.onmessage = async (event) => {
     );
     return;
   }
-  if (!["run", "cell", "check", "forget"].includes(msg.type)) return;
+  if (!["run", "source", "cell", "check", "forget"].includes(msg.type)) return;
   let py;
   try {
     py = await ready;
@@ -450,7 +460,7 @@ self.onmessage = async (event) => {
     const json = call(py, msg);
     self.postMessage({ type: "result", id: msg.id, json, compute_ms: performance.now() - t0 });
   } catch (err) {
-    // A bug in a lab, not bad input (that comes back as {"ok": false}).
+    // A bug in a lab or source, not bad input (that comes back as {"ok": false}).
     self.postMessage({ type: "result", id: msg.id, error: lastLine(err) });
   }
 };

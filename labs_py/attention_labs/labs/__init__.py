@@ -9,9 +9,7 @@ imports it when it is first used.
 
 from __future__ import annotations
 
-import base64
 import importlib
-import json
 import pkgutil
 from collections.abc import MutableMapping
 from types import ModuleType
@@ -19,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..calls import answer_json
 from ..params import LabParameterError, schema_as_json, validate
 
 
@@ -115,46 +114,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _packed(value: Any) -> Any:
-    """JSON encoder hook for the browser: a float array travels as its float64 bytes.
-
-    ``{"__ndarray__": base64 of little-endian float64, "shape": [...]}``: exact, and far
-    faster than writing thousands of floats as decimal text (docs/javascripts/runtime/lab-runtime.js
-    unpacks it into Float64Array rows). Other arrays become lists.
-    """
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f":
-            data = np.ascontiguousarray(value, dtype="<f8").tobytes()
-            return {
-                "__ndarray__": base64.b64encode(data).decode("ascii"),
-                "shape": list(value.shape),
-            }
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot send {type(value).__name__} to the page")
-
-
 def lab_schema(name: str) -> list[dict[str, Any]]:
     """The parameter schema of lab ``name`` as JSON-able dicts."""
     return schema_as_json(get_lab(name).SCHEMA)
 
 
 def run_lab_json(name: str, params_json: str) -> str:
-    """Entry point for the browser worker: JSON in, JSON out.
+    """Entry point for the browser worker: JSON in, JSON out (:func:`..calls.answer_json`).
 
     Always returns JSON: ``{"ok": true, "lab", "params", "result"}`` with float arrays
-    packed as described in :func:`_packed`, or ``{"ok": false, "error": message,
+    packed as described in :func:`..calls.packed`, or ``{"ok": false, "error": message,
     "param": name-or-null}`` for bad input, so the page can show the message next to the
     control at fault.
     """
-    try:
-        params = json.loads(params_json)
-        valid = validate_params(name, params)
-        result = get_lab(name).compute(valid)
-    except LabParameterError as err:
-        return json.dumps({"ok": False, "error": str(err), "param": err.param})
-    except ValueError as err:  # json.JSONDecodeError is a ValueError too
-        return json.dumps({"ok": False, "error": str(err), "param": None})
-    out = {"ok": True, "lab": name, "params": valid, "result": result}
-    return json.dumps(out, default=_packed, allow_nan=False)
+    return answer_json("lab", name, params_json, get_lab)

@@ -1,7 +1,8 @@
-"""The own_sentence lab (labs_py/attention_labs/labs/own_sentence.py) in CPython: its result is
-a valid precomputed asset (asset.schema.json) whose maps are the model's, weights are loaded
-once, and bad text gets a clear message. (In CPython an empty weights_url means the float32
-weights of the installed package; the browser test covers the int8 files and blob: URLs.)"""
+"""The own_sentence map source (labs_py/attention_labs/models/own_sentence.py) in CPython,
+called as the browser's worker calls it (models.sources.run_source_json): its result is a
+valid asset (asset.schema.json) whose maps are the model's, weights are loaded once, and bad
+text gets a clear message. (In CPython an empty weights_url means the float32 weights of the
+installed package; the browser test covers the int8 files and blob: URLs.)"""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ import json
 
 import jsonschema
 import numpy as np
-from attention_labs import real_maps
-from attention_labs.labs import own_sentence, run_lab_json
-from attention_labs.models import minilm
+from attention_labs import maps
+from attention_labs.models import minilm, own_sentence
+from attention_labs.models.sources import run_source_json
 from helpers import ROOT
 
 SCHEMA = json.loads((ROOT / "docs/assets/attention/asset.schema.json").read_text("utf-8"))
 
 
 def answer(**params):
-    return json.loads(run_lab_json("own_sentence", json.dumps(params)))
+    return json.loads(run_source_json("own_sentence", json.dumps(params)))
 
 
 def test_result_is_a_valid_asset_with_the_models_maps():
@@ -31,7 +32,7 @@ def test_result_is_a_valid_asset_with_the_models_maps():
     )
     assert asset["tokens"] == committed["tokens"]
     assert asset["seq_len"] == committed["seq_len"]
-    got, stored = real_maps.decode_attention(asset), real_maps.decode_attention(committed)
+    got, stored = maps.decode_attention(asset), maps.decode_attention(committed)
     assert np.abs(got - stored).max() <= 2 / 255 + 1e-6  # float32 vs float32, both to 1/255
     for name, values in committed["head_stats"].items():
         if values is not None:
@@ -59,6 +60,6 @@ def test_bad_text_is_named():
 def test_unusual_script_gives_a_real_map():
     out = answer(text="東京 🤖 𝔘𝔫𝔦")["result"]
     assert out["pieces"] == ["[CLS]", "東", "京", "[UNK]", "[UNK]", "[SEP]"]
-    w = real_maps.decode_attention(out["asset"])
+    w = maps.decode_attention(out["asset"])
     assert w.shape == (minilm.CONFIG["n_layers"], minilm.CONFIG["n_heads"], 6, 6)
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-12)

@@ -1,7 +1,7 @@
-"""The own_letters lab (labs_py/attention_labs/labs/own_letters.py) in CPython: the reader's
-letters through lesson 12's induction-head model, returned as a valid asset of a causal model
-whose maps and statistics are `induction.forward`'s; a repeat makes the induction head fire;
-a bad sequence gets a message that names the input and what is allowed."""
+"""The own_letters map source (labs_py/attention_labs/models/own_letters.py) in CPython: the
+reader's letters through lesson 12's induction-head model, returned as a valid asset of a
+causal model whose maps and statistics are `induction.forward`'s; a repeat makes the induction
+head fire; a bad sequence gets a message that names the input and what is allowed."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ import json
 
 import jsonschema
 import numpy as np
-from attention_labs import real_maps
-from attention_labs.labs import own_letters, run_lab_json
-from attention_labs.models import induction
+from attention_labs import maps
+from attention_labs.models import induction, own_letters
+from attention_labs.models.sources import run_source_json
 from helpers import ROOT
 
 SCHEMA = json.loads((ROOT / "docs/assets/attention/asset.schema.json").read_text("utf-8"))
 
 
 def answer(**params):
-    return json.loads(run_lab_json("own_letters", json.dumps(params)))
+    return json.loads(run_source_json("own_letters", json.dumps(params)))
 
 
 def test_the_asset_is_valid_and_holds_the_models_weights():
@@ -32,14 +32,12 @@ def test_the_asset_is_valid_and_holds_the_models_weights():
     assert asset["model"]["causal"] and asset["attention"]["layout"] == "lower-triangle"
     assert asset["model"]["weights_sha256"] == induction.weights_sha256()
     _, want = induction.forward(ids)  # (n_layers, n_heads, seq_len, seq_len)
-    got = real_maps.decode_attention(asset)
+    got = maps.decode_attention(asset)
     assert got.shape == want.shape == (2, 2, 14, 14)
     assert np.abs(got - want).max() <= 1 / 255 + 1e-9
     stats = asset["head_stats"]
-    np.testing.assert_allclose(stats["induction"], real_maps.induction_score(want, ids), atol=5e-5)
-    np.testing.assert_allclose(
-        stats["previous_token"], real_maps.previous_token_score(want), atol=5e-5
-    )
+    np.testing.assert_allclose(stats["induction"], maps.induction_score(want, ids), atol=5e-5)
+    np.testing.assert_allclose(stats["previous_token"], maps.previous_token_score(want), atol=5e-5)
 
 
 def test_the_default_repeat_makes_the_induction_head_fire():
@@ -72,3 +70,12 @@ def test_a_bad_sequence_names_the_input_and_what_is_allowed():
 def test_the_limits_the_page_states_are_the_models():
     cfg = induction.load_weights()["config"]
     assert (own_letters.MIN_LETTERS, own_letters.MAX_LETTERS) == (2, cfg["seq_len"])
+
+
+def test_the_sources_are_not_labs_and_an_unknown_source_is_named():
+    from attention_labs.labs import LABS
+
+    assert "own_letters" not in LABS and "own_sentence" not in LABS
+    bad = json.loads(run_source_json("no_such_source", "{}"))
+    assert not bad["ok"] and bad["param"] == "source"
+    assert "own_letters" in bad["error"] and "own_sentence" in bad["error"]

@@ -1,10 +1,11 @@
 """Your own sentence: all-MiniLM-L6-v2's attention on any text, computed here in NumPy.
 
-The explorer page ("Your own sentence") downloads the int8 weights and the vocabulary once
-(docs/vendor/minilm/, built by build_scripts/minilm/quantise.py), hands this lab their
-``blob:`` URLs, and draws the result in the same views as the precomputed maps: `compute`
-returns a dict shaped like a precomputed asset (docs/assets/attention/asset.schema.json),
-weights packed as bytes by the same `real_maps.quantise_rows` as the precompute.
+A map source (:mod:`.sources`), not a lab: the explorer page ("Your own sentence") downloads
+the int8 weights and the vocabulary once (docs/vendor/minilm/, built by
+build_scripts/minilm/quantise.py), hands this source their ``blob:`` URLs, and draws the
+result in the same views as the precomputed maps: `compute` returns an asset
+(docs/assets/attention/asset.schema.json) written by the same `maps.build_asset` as the
+precompute's.
 
 The weights are read and dequantised once per worker and kept (`_MODEL`), so a second Run
 costs only the tokenizer and the forward pass. In CPython (tests, benchmarks) an empty URL
@@ -16,7 +17,6 @@ Sources: the model, Wang et al. 2020 (MiniLM) and Reimers and Gurevych 2019
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import importlib.util
 import math
@@ -24,12 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-from .. import __version__, real_maps
-from ..models import minilm
-from ..models.wordpiece import MAX_TOKENS, WordPiece
+from .. import maps
 from ..params import Param
+from . import minilm
+from .wordpiece import WordPiece
 
 MAX_CHARS = 2000
 SCHEMA = (
@@ -42,10 +40,15 @@ SCHEMA = (
     Param("weights_sha256", "text", "", "the weights' sha256: the cache key of loaded weights",
           max_chars=64),
 )  # fmt: skip
-LARGEST = {"text": " ".join(["attention"] * (MAX_TOKENS - 2))}
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 SLUG = "all-minilm-l6-v2"
+PROVENANCE = maps.Provenance(
+    script="labs_py/attention_labs/models/minilm.py",
+    torch="none (NumPy)",
+    transformers="none (attention_labs.models.wordpiece)",
+    device="cpu",
+)
 _MODEL: dict = {}  # cache key -> (WordPiece, weights, sha256 of the weights file)
 
 
@@ -112,19 +115,6 @@ def load_model():
     return found[0], found[1]
 
 
-def head_stats(weights: np.ndarray, ids: list[int], special: list[bool]) -> dict:
-    """The precompute's per-head statistics (n_layers, n_heads), rounded to 4 decimals."""
-    w = weights.astype(np.float64)
-    stats = {
-        "entropy_bits": real_maps.mean_entropy_bits(w),
-        "previous_token": real_maps.previous_token_score(w),
-        "first_token": real_maps.first_token_score(w),
-        "self": real_maps.self_score(w),
-        "induction": real_maps.induction_score(w, ids, special),
-    }
-    return {k: None if v is None else np.round(v, 4).tolist() for k, v in stats.items()}
-
-
 def compute(params: dict) -> dict:
     """Tokenize `params["text"]`, run the model, and return its maps as an asset.
 
@@ -151,67 +141,43 @@ def compute(params: dict) -> dict:
     t1 = time.perf_counter()
     out = minilm.forward(enc.ids, weights)["weights"]  # (n_layers, n_heads, seq_len, seq_len)
     t2 = time.perf_counter()
-    packed = real_maps.quantise_rows(out.astype(np.float64))  # (L, H, seq_len**2) uint8
     cfg = minilm.CONFIG
-    n_layers, n_heads = out.shape[:2]
-    asset = {
-        "schema_version": 1,
-        "sentence": {"id": "your-sentence", "lesson": "explorer", "text": text},
-        "model": {
-            "id": MODEL_ID,
-            "slug": SLUG,
-            "architecture": "BertModel",
-            "model_type": "bert",
-            "n_layers": n_layers,
-            "n_heads": n_heads,
-            "n_kv_heads": n_heads,
-            "kv_heads": list(range(n_heads)),
-            "d_model": cfg["d_model"],
-            "d_head": cfg["d_model"] // n_heads,
-            "causal": False,
-            "max_positions": cfg["max_positions"],
-            "weights_sha256": sha,
-            "weights_files": [
-                "all-minilm-l6-v2.int8.safetensors"
-                if params["weights_url"]
-                else "model.safetensors"
-            ],
-            "source": "computed in your browser by attention_labs/models/minilm.py",
-        },  # fmt: skip
-        "seq_len": len(enc),
-        "bos_added": True,
-        "tokens": {
-            "text": enc.text,
-            "ids": enc.ids,
-            "offsets": enc.offsets,
-            "special": enc.special,
-            "added": [
-                {"position": 0, "id": enc.ids[0], "text": "[CLS]", "by": "tokenizer"},
-                {"position": len(enc) - 1, "id": enc.ids[-1], "text": "[SEP]", "by": "tokenizer"},
-            ],
-        },
-        "attention": {
-            "encoding": "uint8-base64",
-            "layout": "full",
-            "denominator": real_maps.QUANT_DENOMINATOR,
-            "data": [[base64.b64encode(h.tobytes()).decode("ascii") for h in hs] for hs in packed],
-        },
-        "head_stats": head_stats(out, enc.ids, enc.special),
-        "qkv": {
-            "encoding": "float32-le-base64",
-            "d_head": cfg["d_model"] // n_heads,
-            "scale": 1 / math.sqrt(cfg["d_model"] // n_heads),
-            "heads": [],
-        },
-        "provenance": {
-            "script": "labs_py/attention_labs/models/minilm.py",
-            "attention_labs": __version__,
-            "torch": "none (NumPy)",
-            "transformers": "none (attention_labs.models.wordpiece)",
-            "device": "cpu",
-            "dtype": "float32",
-        },
-    }
+    n_heads = out.shape[1]
+    d_head = cfg["d_model"] // n_heads
+    model = maps.ModelInfo(
+        id=MODEL_ID,
+        slug=SLUG,
+        architecture="BertModel",
+        model_type="bert",
+        d_model=cfg["d_model"],
+        d_head=d_head,
+        max_positions=cfg["max_positions"],
+        weights_sha256=sha,
+        weights_files=[
+            "all-minilm-l6-v2.int8.safetensors" if params["weights_url"] else "model.safetensors"
+        ],
+        source="computed in your browser by attention_labs/models/minilm.py",
+    )
+    tokens = maps.Tokens(
+        ids=enc.ids,
+        text=enc.text,
+        offsets=enc.offsets,
+        special=enc.special,
+        bos_added=True,
+        added=[
+            {"position": 0, "id": enc.ids[0], "text": "[CLS]", "by": "tokenizer"},
+            {"position": len(enc) - 1, "id": enc.ids[-1], "text": "[SEP]", "by": "tokenizer"},
+        ],
+    )
+    asset = maps.build_asset(
+        sentence={"id": "your-sentence", "lesson": "explorer", "text": text},
+        model=model,
+        tokens=tokens,
+        weights=out,
+        causal=False,
+        provenance=PROVENANCE,
+        scale=1 / math.sqrt(d_head),
+    )
     return {
         "asset": asset,
         "pieces": enc.tokens,
