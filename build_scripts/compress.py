@@ -33,11 +33,17 @@ BROTLI_QUALITY = 11
 CACHE = Path(__file__).resolve().parents[1] / "build" / "cache" / "brotli"
 
 
+def may_copy(path: Path, size: int) -> bool:
+    """Whether ``path`` (of ``size`` bytes) is a candidate: a text-like suffix
+    (``SUFFIXES``) and at least 4 kB. ``gzip_copy`` then decides."""
+    return path.suffix in SUFFIXES and size >= MIN_BYTES
+
+
 def gzip_copy(path: Path, data: bytes) -> bytes | None:
     """The ``.gz`` copy of ``path`` (whose bytes are ``data``), or None when it gets no
-    copies: not a text-like suffix (``SUFFIXES``), under 4 kB, or already compressed
-    (gzip saves under 5 %). A file with a ``.gz`` copy gets a ``.br`` one too."""
-    if path.suffix not in SUFFIXES or len(data) < MIN_BYTES:
+    copies: not a candidate (``may_copy``) or already compressed (gzip saves under 5 %).
+    A file with a ``.gz`` copy gets a ``.br`` one too."""
+    if not may_copy(path, len(data)):
         return None
     packed = gzip.compress(data, compresslevel=6, mtime=0)
     return packed if len(packed) < len(data) * MIN_GAIN else None
@@ -79,7 +85,7 @@ def compress_site(site: Path, cache: Path = CACHE) -> tuple[int, int, int]:
     after Brotli)."""
     before = after = after_br = 0
     for path in sorted(site.rglob("*")):
-        if not path.is_file() or path.suffix not in SUFFIXES or path.stat().st_size < MIN_BYTES:
+        if not path.is_file() or not may_copy(path, path.stat().st_size):
             continue
         data = path.read_bytes()
         packed = gzip_copy(path, data)

@@ -65,7 +65,7 @@ def sent_size(path: Path, cache: dict | None = None) -> int:
     size where compress.py makes a .br copy (a text-like file of at least 4 kB that gzip
     shrinks by 5 % or more), else its size. ``cache`` maps a file's sha256 to that number."""
     data = path.read_bytes()
-    if path.suffix not in compress.SUFFIXES or len(data) < compress.MIN_BYTES:
+    if not compress.may_copy(path, len(data)):  # before hashing it for the cache
         return len(data)
     key = f"{path.suffix}:{hashlib.sha256(data).hexdigest()}"
     if cache is not None and key in cache:
