@@ -67,8 +67,10 @@ wheel: $(VENV)/.site-installed
 	$(PY) -m build_scripts.vendor.labs_wheel build/labs-wheel docs/vendor/labs
 
 ## lint: ruff (lint and format check) on all Python; Biome on docs/javascripts; the CI
-##   workflows (.github/workflows/) against GitHub's workflow schema (check-jsonschema)
+##   workflows (.github/workflows/) against GitHub's workflow schema (check-jsonschema);
+##   no committed merge or patch leftover (*.orig, *.rej)
 lint: $(VENV)/.test-installed node_modules/.installed
+	$(PY) -m build_scripts.gates.leftovers
 	$(BIN)/ruff check labs_py build_scripts tests
 	$(BIN)/ruff format --check labs_py build_scripts tests
 	node_modules/.bin/biome ci --colors=off docs/javascripts

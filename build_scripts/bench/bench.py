@@ -15,14 +15,13 @@ including the worker round trip) at seq_len 8, 32 and 128, and the worker's shar
 Code cells: a trivial cell's Run -> output once Python is ready, and Stop (KeyboardInterrupt;
 and restarting the worker, as on hosts without COOP/COEP). The server sends COOP/COEP
 headers so the page's timers are not coarsened to 0.1 ms.
-This is a benchmark, not a test: it asserts nothing. Usage: python -m build_scripts.bench.bench
-[--runs 5] [--out bench-results/lab.md]
+This is a benchmark, not a test: it asserts nothing. Its rows (``rows``, the contract of
+bench/contract.py) go into bench-results/REPORT.md (bench_report.py). Usage:
+python -m build_scripts.bench.bench [--runs 5] [--repeats 30]
 """
 
 from __future__ import annotations
 
-import argparse
-import platform
 import statistics
 import sys
 import threading
@@ -30,13 +29,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from build_scripts.bench.contract import Row, med, run_alone  # noqa: E402
 from build_scripts.gates.browser import launch  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
 
 LESSON = "lessons/03-attention-pattern/"
-# What the last main() measured, for build_scripts/bench/bench_report.py (REPORT.md):
-# {"cold": {mode: [marks per run]}, "latency": {seq_len: {...}}, "warm": [ms], "runs": n}
-RESULTS: dict = {}
 LAB = ".attn-lab[data-lab=attention_pattern]"  # the page's first lab; lesson 3 has two
 
 MARKS_JS = """() => {
@@ -148,9 +145,9 @@ STOP_JS = """async ([restart]) => {
 }"""
 
 
-def cells_bench(pw, repeats: int) -> list[str]:
+def cells_bench(pw, repeats: int) -> dict:
     """Code cells (issue 4): a trivial cell once Python is ready, and Stop. Self-contained:
-    its own isolated server and browser; returns Markdown lines for the report."""
+    its own isolated server and browser; returns the times (ms)."""
 
     httpd = make_server(ROOT / "site", 0, site_url=None, isolate=True)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -173,57 +170,23 @@ def cells_bench(pw, repeats: int) -> list[str]:
         return [r[key] for r in runs]
 
     assert all(r["how"] == "interrupted" for r in interrupts), interrupts
-    RESULTS["cells"] = {
+    return {
         "trivial": trivial,
         "interrupt": col(interrupts, "stopped"),
         "restart_ready": col(restarts, "ready"),
         "restart_next": col(restarts, "next"),
     }
-    return [
-        "",
-        "Code cells (lesson 3, cross-origin isolated page, Python already loaded):",
-        "",
-        "| what | median (min–max) |",
-        "| --- | --- |",
-        f"| run `1 + 1` (Run -> output shown, {repeats} runs) | {summary(trivial)} |",
-        f"| Stop `while True: pass` by KeyboardInterrupt (3 runs) | {summary(col(interrupts, 'stopped'))} |",
-        f"| restart the worker after a Stop: Python ready again (3 runs) | {summary(col(restarts, 'ready'), 's', 1e-3)} |",
-        f"| restart, then the next `1 + 1` shown (3 runs) | {summary(col(restarts, 'next'), 's', 1e-3)} |",
-        "",
-        "Pages that are not cross-origin isolated (most static hosts) always restart on Stop.",
-    ]
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Benchmark the live lab in headless Chromium.")
-    parser.add_argument("--runs", type=int, default=5, help="cold runs per server mode")
-    parser.add_argument("--repeats", type=int, default=30, help="recomputes per seq_len")
-    parser.add_argument("--out", default=str(ROOT / "bench-results" / "lab.md"))
-    args = parser.parse_args(argv)
+def measure(runs: int = 5, repeats: int = 30) -> dict:
+    """Every measurement of this module: {"cold": {server mode: [marks per run]},
+    "latency": {seq_len: {"total", "worker"}}, "warm": [ms], "cells": {...}, "runs",
+    "repeats"}; times in ms, from navigation start (marks) or of one action."""
     if not (ROOT / "site" / "index.html").is_file():
-        print("bench: site/ is not built: run `make build`", file=sys.stderr)
-        return 1
+        sys.exit("bench: site/ is not built: run `make build`")
     from playwright.sync_api import sync_playwright
 
-    lines = [
-        "# Lab benchmark",
-        "",
-        f"Machine: {platform.machine()}, {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}, {args.runs} cold runs per mode, headless Chromium, "
-        "local server (127.0.0.1). Median (min–max).",
-        "",
-        "| server | initial result | Python ready | first recompute | bytes | requests |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    stages = [
-        "",
-        "Where the start-up goes (ms after navigation start, median (min–max)): the worker is",
-        "created as the lab comes into view; pyodide.js loaded; interpreter started; NumPy",
-        "loaded; labs wheel installed, imported (with NumPy) and run once.",
-        "",
-        "| server | worker created | pyodide.js loaded | interpreter started | NumPy loaded | ready |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
+    cold: dict = {}
     with sync_playwright() as pw:
         for mode, gzip in (("precompressed gzip", True), ("no compression", False)):
             stats: dict = {}
@@ -232,50 +195,89 @@ def main(argv=None) -> int:
             )
             threading.Thread(target=httpd.serve_forever, daemon=True).start()
             base = f"http://127.0.0.1:{httpd.server_address[1]}/"
-            runs = [cold_run(pw, base, stats) for _ in range(args.runs)]
-            RESULTS.setdefault("cold", {})[mode] = runs
-
-            def col(key, runs=runs):
-                return [r[key] for r in runs]
-
-            lines.append(
-                f"| {mode} | {summary(col('initial'))} | {summary(col('ready'), 's', 1e-3)} | "
-                f"{summary(col('firstRecompute'), 's', 1e-3)} | "
-                f"{statistics.median(col('bytes')) / 1e6:.2f} MB | {statistics.median(col('requests')):.0f} |"
-            )
-            print(lines[-1], flush=True)
-            stages.append(
-                f"| {mode} | {summary(col('start'))} | {summary(col('step2'))} | "
-                f"{summary(col('step3'))} | {summary(col('step4'))} | {summary(col('step5'))} |"
-            )
+            cold[mode] = [cold_run(pw, base, stats) for _ in range(runs)]
+            ready = [r["ready"] for r in cold[mode]]
+            print(f"bench: lab, {mode}: Python ready {summary(ready, 's', 1e-3)}", flush=True)
             if gzip:
-                lat, warm = latency(pw, base, args.repeats)
+                lat, warm = latency(pw, base, repeats)
             httpd.shutdown()
-    RESULTS.update(latency=lat, warm=warm, runs=args.runs, repeats=args.repeats)
-    lines += stages
-    lines += [
-        "",
-        f"Second visit (page reloaded in the same browser, gzip): Python ready after "
-        f"{summary(warm, 's', 1e-3)} from navigation start (3 reloads).",
-    ]
-    lines += [
-        "",
-        f"One recompute, control change -> redrawn ({args.repeats} repeats):",
-        "",
-        "| seq_len | total | in the worker (Python + JSON) |",
-        "| --- | --- | --- |",
-    ]
-    for n, r in lat.items():
-        lines.append(f"| {n} | {summary(r['total'])} | {summary(r['worker'])} |")
     with sync_playwright() as pw:
-        lines += cells_bench(pw, args.repeats)
-    report = "\n".join(lines) + "\n"
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report, "utf-8")
-    print(report)
-    print(f"bench: written to {out}")
-    return 0
+        cells = cells_bench(pw, repeats)
+    return {
+        "cold": cold,
+        "latency": lat,
+        "warm": warm,
+        "cells": cells,
+        "runs": runs,
+        "repeats": repeats,
+    }
+
+
+def rows(args) -> list[Row]:
+    """The live lab: cold start (``args.runs`` per server mode), recompute latency
+    (``args.repeats`` per seq_len), second visit, code cells."""
+    r = measure(args.runs, args.repeats)
+    out = []
+    note = f"from navigation start; {r['runs']} cold runs, a new browser each"
+    for mode, runs in r["cold"].items():
+        name = f"lab, cold start ({mode})"
+
+        def col(key, runs=runs):
+            return [run[key] for run in runs]
+
+        out += [
+            Row(name, "first picture (build's result)", med(col("initial")), note),
+            Row(name, "Python ready", med(col("ready"), "s", 1e-3, 2), note),
+            Row(name, "first recompute shown", med(col("firstRecompute"), "s", 1e-3, 2), note),
+            Row(name, "bytes sent", med(col("bytes"), "MB", 1e-6, 2), "whole run, server side"),
+        ]
+    out.append(
+        Row(
+            "lab, second visit",
+            "Python ready",
+            med(r["warm"], "s", 1e-3, 2),
+            "page reloaded, HTTP cache warm",
+        )
+    )
+    for n, lat in r["latency"].items():
+        out += [
+            Row(
+                "lab, one recompute",
+                f"seq_len {n}: control change to redrawn",
+                med(lat["total"]),
+                f"{r['repeats']} repeats",
+            ),
+            Row("lab, one recompute", f"seq_len {n}: in the worker", med(lat["worker"]), ""),
+        ]
+    cells = r.get("cells")
+    if cells:
+        note = "lesson 3, cross-origin isolated page, Python ready"
+        out += [
+            Row("code cell", "run `1 + 1`: Run to output shown", med(cells["trivial"]), note),
+            Row(
+                "code cell",
+                "Stop `while True: pass` (KeyboardInterrupt)",
+                med(cells["interrupt"]),
+                note,
+            ),
+            Row(
+                "code cell",
+                "restart the worker after a Stop: Python ready",
+                med(cells["restart_ready"], "s", 1e-3, 2),
+                "what every Stop costs where the page is not isolated",
+            ),
+            Row(
+                "code cell",
+                "restart, then the next `1 + 1` shown",
+                med(cells["restart_next"], "s", 1e-3, 2),
+                "",
+            ),
+        ]
+    return out
+
+
+def main(argv=None) -> int:
+    return run_alone(rows, __doc__, argv)
 
 
 if __name__ == "__main__":

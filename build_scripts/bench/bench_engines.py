@@ -14,11 +14,11 @@ reloaded in that browser (HTTP cache warm). Baseline and site alternate run by r
 busy machine slows both alike. A benchmark, not a test: it asserts nothing.
 
 Usage: python -m build_scripts.bench.bench_engines [--runs 3] [--engines firefox,webkit]
+(at most 3 runs per engine and loader: each is a browser start)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from build_scripts.bench.contract import Row, med, parser, table  # noqa: E402
 from build_scripts.gates import engines  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
 
@@ -131,13 +132,14 @@ def summary(out: dict) -> dict:
     }
 
 
-def section(args) -> list:
-    """bench_report's rows: per engine, Python ready cold and on a repeat visit, the
-    baseline's and the site's, with the site's ratio to its own engine's baseline."""
-    from build_scripts.bench.bench_report import Row, med
-
-    results = main(["--runs", str(min(args.runs, 3))])
-    rows = []
+def rows(args) -> list[Row]:
+    """Per engine (``args.engines``, default all), Python ready cold and on a repeat visit,
+    the baseline's and the site's, with the site's ratio to its own engine's baseline."""
+    if not (ROOT / "site" / "index.html").is_file():
+        sys.exit("bench_engines: site/ is not built: run `make build`")
+    names = getattr(args, "engines", None) or engines.ENGINES
+    results = run(min(args.runs, 3), names)
+    found = []
     for out in results.values():
         name = f"start-up in {out['version']}"
         n = len(out["site"]["cold"])
@@ -148,7 +150,7 @@ def section(args) -> list:
             base = statistics.median(out["baseline"][when])
             site = statistics.median(out["site"][when])
             label = "cold" if when == "cold" else "repeat visit"
-            rows += [
+            found += [
                 Row(
                     name,
                     f"Python ready, {label}: official loader (baseline)",
@@ -162,18 +164,17 @@ def section(args) -> list:
                     f"{site / base:.2f}× its baseline (same run); new Worker to ready",
                 ),
             ]
-    return rows
+    return found
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="cold runs per engine and loader")
-    parser.add_argument("--engines", default=",".join(engines.ENGINES))
-    args = parser.parse_args(argv)
-    if not (ROOT / "site" / "index.html").is_file():
-        sys.exit("bench_engines: site/ is not built: run `make build`")
-    return run(args.runs, [e.strip() for e in args.engines.split(",") if e.strip()])
+def main(argv=None) -> int:
+    options = parser(__doc__.splitlines()[0])
+    options.add_argument("--engines", default=",".join(engines.ENGINES))
+    args = options.parse_args(argv)
+    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    print("\n".join(table(rows(args))))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

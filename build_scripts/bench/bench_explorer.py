@@ -19,14 +19,15 @@ A benchmark, not a test: it asserts nothing. Usage: python -m build_scripts.benc
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
+import sys
 import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from build_scripts.bench.contract import Row, med, run_alone  # noqa: E402
 from build_scripts.gates.browser import launch  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
 
@@ -76,13 +77,10 @@ def run_once(pw, base: str, entry: dict) -> dict:
         browser.close()
 
 
-def main(argv=None) -> list[dict]:
-    """Measure ``--runs`` cold runs per model; returns [{"asset": entry, "runs": [...]}, ...]."""
+def measure(runs: int = 5) -> list[dict]:
+    """``runs`` cold runs per model; returns [{"asset": entry, "runs": [...]}, ...] (ms)."""
     from playwright.sync_api import sync_playwright
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
     server = make_server(ROOT / "site", isolate=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -90,21 +88,62 @@ def main(argv=None) -> list[dict]:
     try:
         with sync_playwright() as pw:
             for entry in largest_assets():
-                runs = [run_once(pw, base, entry) for _ in range(args.runs)]
-                results.append({"asset": entry, "runs": runs})
+                timed = [run_once(pw, base, entry) for _ in range(runs)]
+                results.append({"asset": entry, "runs": timed})
     finally:
         server.shutdown()
     for result in results:
-        entry, runs = result["asset"], result["runs"]
-        switches = [t for r in runs for t in r["switch"]]
+        entry, timed = result["asset"], result["runs"]
+        switches = [t for r in timed for t in r["switch"]]
         print(
             f"{entry['path']} (seq_len {entry['seq_len']}): grid draw "
-            f"{statistics.median(r['grid'] for r in runs):.1f} ms, start to grid "
-            f"{statistics.median(r['startToGrid'] for r in runs):.1f} ms, head switch median "
+            f"{statistics.median(r['grid'] for r in timed):.1f} ms, start to grid "
+            f"{statistics.median(r['startToGrid'] for r in timed):.1f} ms, head switch median "
             f"{statistics.median(switches):.2f} ms over {len(switches)}"
         )
     return results
 
 
+def rows(args) -> list[Row]:
+    """The explorer on each model's largest committed asset, ``args.runs`` cold runs."""
+    out = []
+    for result in measure(args.runs):
+        runs, entry = result["runs"], result["asset"]
+        name = f"explorer, {entry['model']}"
+        what = f"{entry['path']}, seq_len {entry['seq_len']}, {len(runs)} cold runs"
+        switches = [t for r in runs for t in r["switch"]]
+        out += [
+            Row(
+                name,
+                "grid of every head drawn",
+                med([r["grid"] for r in runs]),
+                f"{what}; target < 200 ms",
+            ),
+            Row(
+                name,
+                "explorer script started -> grid drawn",
+                med([r["startToGrid"] for r in runs]),
+                "index and asset downloaded in parallel, schema checks, draw",
+            ),
+            Row(
+                name,
+                "page opened -> grid drawn",
+                med([r["pageToGrid"] for r in runs]),
+                "local server",
+            ),
+            Row(
+                name,
+                "switch to another head (heatmap, lines, table)",
+                med(switches, digits=2),
+                f"every head once, {len(switches)} switches; target < 16 ms",
+            ),
+        ]
+    return out
+
+
+def main(argv=None) -> int:
+    return run_alone(rows, __doc__, argv)
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,7 +5,7 @@ Every page of the built site that embeds a lab (a ```` ```lab ```` fence) is ope
 one Chromium, against the built site on a local server; Python is started and, for the first
 instance of each lab found, the bench times ``update(params)`` (what a control change calls)
 until the widget has redrawn (the controller's ``lab:done`` event, after the widget's
-synchronous ``render``), median over ``--repeats``. Two parameter sets per lab:
+synchronous ``render``), median over ``--lab-repeats``. Two parameter sets per lab:
 
 - default: the parameters of the lab's fence on that page (what a reader first sees);
 - largest: those with the lab module's ``LARGEST`` merged in (the heaviest computation its
@@ -14,22 +14,24 @@ synchronous ``render``), median over ``--repeats``. Two parameter sets per lab:
 Beside each: the worker's own compute time (``lastComputeMs``), and the same ``compute``
 in CPython in this process. A lab that no page embeds is timed in CPython only. Targets
 from issue 12: under 16 ms at defaults, under 50 ms at the largest settings.
-A benchmark, not a test: it asserts nothing. Usage: python -m build_scripts.bench.bench_labs
-[--repeats 15]
+A benchmark, not a test: it asserts nothing. Its rows (``rows``, the contract of
+bench/contract.py) go into bench-results/REPORT.md (bench_report.py). Usage:
+python -m build_scripts.bench.bench_labs [--lab-repeats 15]
 """
 
 from __future__ import annotations
 
-import argparse
 import html
 import re
 import statistics
+import sys
 import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from build_scripts.bench.contract import Row, med, run_alone  # noqa: E402
 from build_scripts.gates.browser import launch  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
 
@@ -134,14 +136,12 @@ def browser_times(pw, base: str, pages: dict[str, str], repeats: int) -> dict:
     return out
 
 
-def main(argv=None) -> dict:
-    """Time every lab; returns {lab: {"page", "default", "largest", "cpython": {...}}}."""
+def measure(repeats: int = 15) -> dict:
+    """Time every lab, ``repeats`` recomputes per setting; returns {lab: {"page", "default",
+    "largest", "cpython": {...}}} (times in ms)."""
     from attention_labs.labs import get_lab, lab_names
     from playwright.sync_api import sync_playwright
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args(argv)
     site = ROOT / "site"
     pages = lab_pages(site)
     server = make_server(site, isolate=True)
@@ -149,7 +149,7 @@ def main(argv=None) -> dict:
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     try:
         with sync_playwright() as pw:
-            results = browser_times(pw, base, pages, args.repeats)
+            results = browser_times(pw, base, pages, repeats)
     finally:
         server.shutdown()
     for name in lab_names():
@@ -158,8 +158,8 @@ def main(argv=None) -> dict:
         # The page's parameters where a page embeds the lab, else the schema's defaults.
         defaults = entry["default"]["params"] if entry["page"] is not None else {}
         entry["cpython"] = {
-            "default": cpython_ms(name, defaults, args.repeats),
-            "largest": cpython_ms(name, {**defaults, **largest}, args.repeats),
+            "default": cpython_ms(name, defaults, repeats),
+            "largest": cpython_ms(name, {**defaults, **largest}, repeats),
         }
     for name, entry in sorted(results.items()):
         where = f"/{entry['page']}" if entry["page"] is not None else "no page"
@@ -174,5 +174,47 @@ def main(argv=None) -> dict:
     return results
 
 
+def rows(args) -> list[Row]:
+    """Every lab's recompute, defaults and largest settings (``args.lab_repeats`` each),
+    then lesson 8's tiled against plain attention in CPython."""
+    results = measure(args.lab_repeats)
+    out = []
+    for name, entry in sorted(results.items()):
+        where = f"/{entry['page']}" if entry["page"] is not None else "no page embeds it"
+        for setting, target in (("default", 16), ("largest", 50)):
+            timed = entry.get(setting)
+            cpython = med(entry["cpython"][setting], digits=2)
+            if not timed:
+                out.append(Row(f"lab {name}", f"{setting}: CPython compute", cpython, where))
+                continue
+            note = f"{where}; target < {target} ms; CPython compute {cpython}"
+            if timed["failed"]:
+                note += "; THE LAB REPORTED AN ERROR at these settings"
+            out += [
+                Row(
+                    f"lab {name}",
+                    f"{setting}: control change to redrawn",
+                    med(timed["total"]),
+                    note,
+                ),
+                Row(f"lab {name}", f"{setting}: in the worker", med(timed["worker"]), ""),
+            ]
+    tiled = tiled_vs_plain()
+    for kind in ("tiled", "plain"):
+        out.append(
+            Row(
+                "lesson 8, tiled vs plain attention (CPython)",
+                f"{kind}: {tiled['what']}",
+                med(tiled[kind], digits=2),
+                "NumPy on this CPU; float64",
+            )
+        )
+    return out
+
+
+def main(argv=None) -> int:
+    return run_alone(rows, __doc__, argv)
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -7,18 +7,19 @@
 - bytes of the committed assets per model, raw and gzip (level 9, as build_scripts/compress.py
   writes them), and all of them against the same weights as float32 and as 3-decimal JSON.
 
-build_scripts/precompute/compare_devices.py checks CUDA's weights against the CPU's.
-This is a benchmark, not a test: it asserts nothing. Usage:
-python -m build_scripts.bench.bench_precompute [--runs 5] [--out bench-results/precompute.md]
+An asset also carries tokens, per-head statistics and four heads' float32 query, key and
+value vectors; a decoder's asset stores only the lower triangle of each head.
+build_scripts/precompute/compare_devices.py checks CUDA's weights against the CPU's (on a
+GPU machine). This is a benchmark, not a test: it asserts nothing. Its rows (``rows``, the
+contract of bench/contract.py) go into bench-results/REPORT.md (bench_report.py). Usage:
+python -m build_scripts.bench.bench_precompute [--runs 5]
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import gzip
 import json
-import platform
 import statistics
 import sys
 import time
@@ -27,6 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 import build_scripts.precompute as pc  # noqa: E402
+from build_scripts.bench.contract import Row, run_alone  # noqa: E402
+
+BENCHMARK = "precompute (real maps)"
 
 # (name resolve_model knows, slug of its committed assets)
 MODELS = (
@@ -59,29 +63,17 @@ def sizes(path: Path) -> dict:
     }
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--out", default=str(ROOT / "bench-results" / "precompute.md"))
-    args = parser.parse_args(argv)
-
+def rows(args) -> list[Row]:
+    """Per model and device: load time, precompute wall time (median of ``args.runs`` after a
+    warm-up), sentences per second; the committed assets' bytes; then all the models'
+    attention weights in the assets' encoding against float32 and 3-decimal JSON."""
     import torch
 
     sentences = pc.load_sentences()
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     index = json.loads((pc.OUT / "index.json").read_text("utf-8"))
     kb = 1024
-    lines = [
-        "## Precompute (real attention maps)",
-        "",
-        f"Machine: {platform.processor() or platform.machine()}, {torch.get_num_threads()} "
-        f"torch threads, Python {platform.python_version()}, torch {torch.__version__}"
-        + (f", CUDA {torch.cuda.get_device_name(0)}" if "cuda" in devices else ", no CUDA")
-        + ".",
-        "",
-        "| measure | value |",
-        "|---|---|",
-    ]
+    pairs: list[tuple[str, str]] = []  # (measure, value)
     every = []
     for name, slug in MODELS:
         for device in devices:
@@ -92,47 +84,56 @@ def main(argv=None) -> int:
             seconds = [pc.precompute_model(loaded, sentences).seconds for _ in range(args.runs)]
             median = statistics.median(seconds)
             on = device.upper() if device == "cuda" else "CPU"
-            lines += [
-                f"| {name}: load ({on}) | {load:.1f} s |",
-                f"| {name}, {len(sentences)} sentences on {on}: wall time (median of "
-                f"{args.runs}, range {min(seconds):.3f}–{max(seconds):.3f} s) | {median:.3f} s |",
-                f"| {name}: sentences per second ({on}) | {len(sentences) / median:.3g} |",
+            pairs += [
+                (f"{name}: load ({on})", f"{load:.1f} s"),
+                (
+                    f"{name}, {len(sentences)} sentences on {on}: wall time (median of "
+                    f"{args.runs}, range {min(seconds):.3f}–{max(seconds):.3f} s)",
+                    f"{median:.3f} s",
+                ),
+                (f"{name}: sentences per second ({on})", f"{len(sentences) / median:.3g}"),
             ]
             del loaded
-        rows = [sizes(pc.OUT / a["path"]) for a in index["assets"] if a["model"] == slug]
-        every += rows
-        total = {k: sum(r[k] for r in rows) for k in rows[0]}
-        lines += [
-            f"| {name}: committed assets | {len(rows)}, {total['asset'] / kb:.0f} KB "
-            f"({total['asset_gz'] / kb:.0f} KB gzip) |",
-            f"| {name}: bytes per asset, median (gzip); largest | "
-            f"{statistics.median(r['asset'] for r in rows):.0f} "
-            f"({statistics.median(r['asset_gz'] for r in rows):.0f}); "
-            f"{max(r['asset'] for r in rows)} |",
+        assets = [sizes(pc.OUT / a["path"]) for a in index["assets"] if a["model"] == slug]
+        every += assets
+        total = {k: sum(r[k] for r in assets) for k in assets[0]}
+        pairs += [
+            (
+                f"{name}: committed assets",
+                f"{len(assets)}, {total['asset'] / kb:.0f} KB "
+                f"({total['asset_gz'] / kb:.0f} KB gzip)",
+            ),
+            (
+                f"{name}: bytes per asset, median (gzip); largest",
+                f"{statistics.median(r['asset'] for r in assets):.0f} "
+                f"({statistics.median(r['asset_gz'] for r in assets):.0f}); "
+                f"{max(r['asset'] for r in assets)}",
+            ),
         ]
     total = {k: sum(r[k] for r in every) for k in every[0]}
-    lines += [
-        f"| both models, attention weights only: uint8, one byte per stored weight | "
-        f"{total['weights_stored'] / kb:.0f} KB |",
-        f"| the same as base64 text in the assets (gzip) | {total['weights_text'] / kb:.0f} KB "
-        f"({total['weights_text_gz'] / kb:.0f} KB) |",
-        f"| same weights as float32 (gzip) | {total['float32'] / kb:.0f} KB "
-        f"({total['float32_gz'] / kb:.0f} KB) |",
-        f"| same weights as 3-decimal JSON (gzip) | {total['json3'] / kb:.0f} KB "
-        f"({total['json3_gz'] / kb:.0f} KB) |",
-        "",
-        "An asset also carries tokens, per-head statistics and four heads' float32 query, key "
-        "and value vectors. A decoder's asset stores only the lower triangle of each head. "
-        "CUDA against the CPU: python -m build_scripts.precompute.compare_devices on a GPU "
-        "machine.",
-        "",
+    pairs += [
+        (
+            "both models, attention weights only: uint8, one byte per stored weight",
+            f"{total['weights_stored'] / kb:.0f} KB",
+        ),
+        (
+            "the same as base64 text in the assets (gzip)",
+            f"{total['weights_text'] / kb:.0f} KB ({total['weights_text_gz'] / kb:.0f} KB)",
+        ),
+        (
+            "same weights as float32 (gzip)",
+            f"{total['float32'] / kb:.0f} KB ({total['float32_gz'] / kb:.0f} KB)",
+        ),
+        (
+            "same weights as 3-decimal JSON (gzip)",
+            f"{total['json3'] / kb:.0f} KB ({total['json3_gz'] / kb:.0f} KB)",
+        ),
     ]
-    report = "\n".join(lines)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report, "utf-8")
-    print(report)
-    return 0
+    return [Row(BENCHMARK, measure, value) for measure, value in pairs]
+
+
+def main(argv=None) -> int:
+    return run_alone(rows, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -24,23 +24,30 @@ a repeat visit (the same context, page reloaded). Bytes are counted by the serve
 cold run. Also on the lesson page: the lab's first picture (the build's precomputed result)
 against the page's own DOMContentLoaded. A benchmark, not a test: it asserts nothing.
 
+Its rows (``rows``, the contract of bench/contract.py) go into bench-results/REPORT.md
+(bench_report.py).
+
 Usage: python -m build_scripts.bench.bench_startup [--runs 5]
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
+import sys
 import tempfile
 import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from build_scripts.bench.contract import Row, med, run_alone  # noqa: E402
 from build_scripts.gates.browser import launch  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
 
 LESSON = "lessons/03-attention-pattern/"
+# The variants every ratio is taken against, and whose worker steps and picture are reported.
+BASELINE = "baseline: official loadPyodide + loadPackage(numpy)"
+SITE = "site (lesson 3 runtime)"
 
 HARNESS_HTML = """<!doctype html><meta charset="utf-8"><title>start-up bench</title>
 <script>
@@ -173,14 +180,14 @@ def run(runs: int = 5) -> dict:
             servers.append((httpd, base, stats))
         (_, harness, h_stats), (_, lesson, l_stats), (_, plain, p_stats) = servers
         variants = {
-            "baseline: official loadPyodide + loadPackage(numpy)": (harness, harness_once, h_stats),
+            BASELINE: (harness, harness_once, h_stats),
             "+ precompiled stdlib": (f"{harness}?stdlib={stdlib}", harness_once, h_stats),
             "+ precompiled stdlib and NumPy": (
                 f"{harness}?stdlib={stdlib}&lock={lock}",
                 harness_once,
                 h_stats,
             ),
-            "site (lesson 3 runtime)": (lesson + LESSON, site_once, l_stats),
+            SITE: (lesson + LESSON, site_once, l_stats),
             "site, no compression": (plain + LESSON, site_once, p_stats),
         }
         results = {
@@ -215,12 +222,111 @@ def summary(r: dict) -> str:
     )
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
-    return run(args.runs)
+def rows(args) -> list[Row]:
+    """Python + NumPy ready, each variant against the official loader in the same run
+    (``args.runs`` runs); the site's worker step by step; first picture against
+    DOMContentLoaded."""
+    results = run(args.runs)
+    names = list(results)
+    base = results[BASELINE]
+    b_cold, b_repeat = statistics.median(base["cold"]), statistics.median(base["repeat"])
+    note = f"new Worker to ready; {args.runs} runs, fresh browser context each; Chromium"
+    out = []
+    for name in names:
+        r = results[name]
+        cold, repeat = statistics.median(r["cold"]), statistics.median(r["repeat"])
+        ratio = "" if r is base else f"; {cold / b_cold:.2f}× baseline (target ≤ 0.5× for the site)"
+        out.append(
+            Row(
+                f"start-up, {name}",
+                "Python ready, cold",
+                med(r["cold"], "s", 1e-3, 2),
+                note + ratio,
+            )
+        )
+        ratio = (
+            ""
+            if r is base
+            else f"; {repeat / b_repeat:.2f}× baseline (target ≤ 0.35× for the site)"
+        )
+        out.append(
+            Row(
+                f"start-up, {name}",
+                "Python ready, repeat visit",
+                med(r["repeat"], "s", 1e-3, 2),
+                "page reloaded in the same context" + ratio,
+            )
+        )
+        out.append(
+            Row(
+                f"start-up, {name}",
+                "bytes on the wire (one cold run)",
+                f"{r['bytes'] / 1e6:.2f} MB",
+                "server side; the site's row includes the page itself (target < 8 MB)",
+            )
+        )
+    site = results[SITE]
+    out += startup_steps(site["extra"])
+    pictures = [e["picture"] / e["dcl"] for e in site["extra"] if e.get("picture")]
+    out.append(
+        Row(
+            "start-up, lesson 3",
+            "lab's first picture / page's DOMContentLoaded",
+            f"{statistics.median(pictures):.2f}× ({min(pictures):.2f}–{max(pictures):.2f})",
+            "precomputed result drawn (lab:initial mark) over domContentLoadedEventEnd; "
+            "target ≤ 1.1×; "
+            + "first picture "
+            + med([e["picture"] for e in site["extra"]])
+            + ", DOMContentLoaded "
+            + med([e["dcl"] for e in site["extra"]]),
+        )
+    )
+    return out
+
+
+def startup_steps(extra: list[dict]) -> list[Row]:
+    """One row per step of the site's worker start-up (cold runs; marks in
+    docs/javascripts/runtime/pyodide-worker.js), then when each download ended."""
+    profiles = [e["profile"] for e in extra if e.get("profile")]
+    if not profiles:
+        return []
+    per_step: dict[str, list[float]] = {}
+    for profile in profiles:
+        for name, ms in steps(profile):
+            per_step.setdefault(name.split(" of the lab ")[0], []).append(ms)
+    out = [
+        Row(
+            "start-up, the site's worker, step by step",
+            name,
+            med(values, digits=0),
+            "cold; from the step before (the first from new Worker); "
+            + (
+                "after ready, while idle"
+                if name.startswith(("warm-up", "import attention_labs.cells"))
+                else "before ready"
+            ),
+        )
+        for name, values in per_step.items()
+    ]
+    ends: dict[str, list[float]] = {}
+    for profile in profiles:
+        for name, at in profile["downloads"]:
+            ends.setdefault(name, []).append(at)
+    out += [
+        Row(
+            "start-up, the site's worker, downloads",
+            f"{name} downloaded",
+            med(values, digits=0),
+            "cold; from new Worker (Resource Timing responseEnd)",
+        )
+        for name, values in sorted(ends.items(), key=lambda kv: statistics.median(kv[1]))
+    ]
+    return out
+
+
+def main(argv=None) -> int:
+    return run_alone(rows, __doc__, argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -12,8 +12,14 @@ home page and measures what a lab downloads, ``glossary`` anchors the glossary's
 links each lesson's first use of a term to its row, and ``runtime`` (computed once, in
 on_config) says where the browser finds Pyodide and the labs wheel.
 
-Modules here import each other relatively only: MkDocs imports this package as ``hooks``
-(build_scripts/ on sys.path while it loads the entry), tests as ``build_scripts.hooks``.
+What on_config reads once (the runtime, the map index, the lessons, the glossary) is one
+``BuildState`` (hooks/state.py), held by the ``SiteHooks`` instance whose events MkDocs
+calls (build_scripts/mkdocs_hooks.py makes it) and passed explicitly to what renders a
+page (``render_page``, ``Page.build``); no module keeps build state in a global.
+
+The package is ``build_scripts.hooks`` for MkDocs (the entry puts the repository on
+sys.path) and for tests alike, so it may use the rest of build_scripts (compress.py's
+rule, files.py).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from . import (
 )
 from . import runtime as runtime_config
 from .scanner import Page, front_matter_lines, scan
+from .state import BuildState
 
 # Fence kind (the info string) -> the module that renders it: render(fence, page) -> HTML.
 KINDS = {
@@ -46,19 +53,27 @@ KINDS = {
 }
 
 
-def render_page(markdown: str, src_path: str, line_offset: int = 0, kinds=None) -> str:
+def render_page(
+    markdown: str,
+    src_path: str,
+    line_offset: int = 0,
+    kinds=None,
+    build: BuildState | None = None,
+) -> str:
     """``markdown`` with every fence of ``kinds`` (default: all of ``KINDS``) replaced by
     its placeholder, ```numbers fences removed and ``{{ expr }}`` in the prose filled.
 
     ``line_offset``: lines of the file before ``markdown`` (front matter MkDocs removed).
+    ``build``: what the build read in on_config (default: nothing read, ``BuildState()``).
     Raises the kind's FenceError (a PluginError) naming ``docs/<src_path>:<line>``."""
     kinds = KINDS if kinds is None else {k: KINDS[k] for k in kinds}
-    page = Page(src_path, line_offset)
+    page = Page(src_path, line_offset, build=build if build is not None else BuildState())
     fences = list(scan(markdown))
     namespace = None
     for fence in fences:
         if fence.info == numbers.NAME:
-            namespace = namespace if namespace is not None else numbers.new_namespace()
+            if namespace is None:
+                namespace = numbers.new_namespace(page.build.docs)
             numbers.run(fence, page, namespace)
     lines = markdown.split("\n")
     out: list[str] = []
@@ -92,40 +107,53 @@ def render_page(markdown: str, src_path: str, line_offset: int = 0, kinds=None) 
 # --- MkDocs events -------------------------------------------------------------------
 
 
-def on_config(config):
+def configure(config) -> BuildState:
+    """on_config's work: the deployment's site_url and the derived nav go into ``config``;
+    what every page needs is read once and returned."""
     site_url.configure(config)  # SITE_URL from the deployment, before anything reads it
-    runtime_config.on_config(config)  # once per build, for every placeholder
-    attention_map.configure(config)
-    lessons.configure(config)  # the nav's Lessons and Notebooks sections, from the files
-    numbers.DOCS["dir"] = Path(config["docs_dir"])
-    glossary.configure(config)  # the glossary's entries, for its anchors and the lessons' links
-    return config
+    return BuildState(
+        docs=Path(config["docs_dir"]),
+        runtime=runtime_config.configure(config),  # once per build, for every placeholder
+        maps=attention_map.configure(config),
+        lessons=lessons.configure(config),  # the nav's Lessons and Notebooks sections too
+        terms=glossary.configure(config),  # for the glossary's anchors and the lessons' links
+    )
 
 
-def on_page_markdown(markdown, page, config, files):
-    # MkDocs has cut the front matter (and the blank lines after it) off `markdown`.
-    try:
-        source = page.file.content_string
-    except (OSError, ValueError):
-        source = None
-    src_path = page.file.src_uri
-    if lesson_checks.is_lesson(src_path) and source is not None:
-        lesson_checks.check_page(source, src_path)
-    offset = front_matter_lines(markdown, source)
-    if src_path == "index.md":
-        markdown = home.expand(markdown, config["docs_dir"])  # the lesson plan
-    markdown = render_page(markdown, src_path, line_offset=offset)
-    return lessons.on_page_markdown(markdown, page, config, files)
+class SiteHooks:
+    """The site's MkDocs events, with the build's state on the instance (``build``, read in
+    on_config), as MkDocs plugins keep theirs. build_scripts/mkdocs_hooks.py makes one per
+    load of mkdocs.yml; a test makes its own with the state it wants."""
 
+    def __init__(self, build: BuildState | None = None):
+        self.build = build if build is not None else BuildState()
 
-def on_page_content(html, page, config, files):
-    return glossary.on_page_content(html, page)  # lessons link each term's first use
+    def on_config(self, config):
+        self.build = configure(config)
+        return config
 
+    def on_page_markdown(self, markdown, page, config, files):
+        # MkDocs has cut the front matter (and the blank lines after it) off `markdown`.
+        try:
+            source = page.file.content_string
+        except (OSError, ValueError):
+            source = None
+        src_path = page.file.src_uri
+        if lesson_checks.is_lesson(src_path) and source is not None:
+            lesson_checks.check_page(source, src_path, self.build.lessons)
+        offset = front_matter_lines(markdown, source)
+        if src_path == "index.md":
+            markdown = home.expand(markdown, self.build.docs)  # the lesson plan
+        markdown = render_page(markdown, src_path, line_offset=offset, build=self.build)
+        return lessons.on_page_markdown(markdown, page, self.build.lessons)
 
-def on_post_page(output, page, config):
-    output = notebooks.on_post_page(output, page, config)  # no empty MathJax <script src="">
-    return preload.on_post_page(output, page, config)  # the first picture's modules, early
+    def on_page_content(self, html, page, config, files):
+        # lessons link each term's first use
+        return glossary.on_page_content(html, page, self.build.terms)
 
+    def on_post_page(self, output, page, config):
+        output = notebooks.on_post_page(output, page, config)  # no empty MathJax <script src="">
+        return preload.on_post_page(output, page, config)  # the first picture's modules, early
 
-def on_post_build(config):
-    notebooks.on_post_build(config)
+    def on_post_build(self, config):
+        notebooks.on_post_build(config)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
@@ -38,7 +39,7 @@ from attention_labs.labs import LABS, lab_schema
 from attention_labs.models.sources import SOURCES, get_source
 from mkdocs.exceptions import PluginError
 
-from .runtime import RUNTIME, data_attribute
+from .runtime import data_attribute
 from .scanner import Fence, FenceError, Page
 
 NAME = "attention-map"
@@ -104,7 +105,16 @@ WANTS = {
 }
 EXAMPLE = "e.g. 'model: all-minilm-l6-v2' and 'sentence: fluffy-creature'"
 
-_STATE: dict = {}  # filled by configure(): "index" (parsed JSON) and "root" (its folder)
+
+@dataclass(frozen=True)
+class Maps:
+    """What configure() reads once per build (``BuildState.maps``): the parsed index, its
+    folder (to check each asset file exists; None: not checked), and the explorer's
+    own-sentence files (``own_files``; None when they are not built)."""
+
+    index: dict
+    root: Path | None = None
+    own: dict | None = None
 
 
 class MapFenceError(FenceError):
@@ -200,11 +210,22 @@ def _in_range(what: str, value: int, count: int, has: str, where: str) -> int:
     return int(value)
 
 
-def map_config(spec: dict, index: dict, where: str, root: Path | None = None) -> dict:
+def map_config(
+    spec: dict,
+    index: dict,
+    where: str,
+    root: Path | None = None,
+    *,
+    runtime: dict | None = None,
+    own: dict | None = None,
+) -> dict:
     """The placeholder's JSON for a shape-checked fence ``spec``, checked against ``index``.
 
     ``root``: the folder of index.json; when given, the asset file must exist there.
+    ``runtime``: the build's (hooks/runtime.py), for the labs the explorer starts; ``own``:
+    the own-sentence files (``own_files``), offered where ``explorer: true``.
     Raises MapFenceError naming ``where`` and what the index allows."""
+    runtime = runtime or {}
     models = {m["slug"]: m for m in index["models"]}
     assets = {(a["model"], a["sentence"]): a for a in index["assets"]}
     sentences = {s["id"] for s in index["sentences"]}
@@ -276,11 +297,10 @@ def map_config(spec: dict, index: dict, where: str, root: Path | None = None) ->
         config["recompute"] = {
             "lab": RECOMPUTE_LAB,
             "schema": lab_schema(RECOMPUTE_LAB),
-            "runtime": dict(RUNTIME),
+            "runtime": dict(runtime),
         }
-    own = _STATE.get("own")
     if values["explorer"] and OWN_SOURCE in SOURCES and own:
-        config["own"] = {"source": OWN_SOURCE, "runtime": dict(RUNTIME), **own}
+        config["own"] = {"source": OWN_SOURCE, "runtime": dict(runtime), **own}
         if OWN_LETTERS_SOURCE in SOURCES:
             letters = get_source(OWN_LETTERS_SOURCE)
             config["own"]["letters"] = {
@@ -325,23 +345,23 @@ def placeholder(config: dict, indent: str) -> str:
     return "\n".join(indent + line for line in lines)
 
 
-def render(fence: Fence, page: Page, index: dict | None = None, root: Path | None = None):
-    """The placeholder of one fence; MapFenceError on a bad one. ``index``: the parsed
-    index.json (default: the one configure() read). ``root``: index.json's folder, to check
-    each asset file exists (default: the configured one; None with an explicit index)."""
-    if index is None:
-        index, root = _STATE.get("index"), _STATE.get("root")
+def render(fence: Fence, page: Page) -> str:
+    """The placeholder of one fence, against the build's index (``page.build.maps``);
+    MapFenceError on a bad one."""
+    maps = page.build.maps
     where = page.where(fence)
     if fence.end is None:
         raise MapFenceError(f"{where}: attention-map fence is never closed (add a line with ```)")
-    if index is None:
+    if maps is None:
         raise MapFenceError(f"{where}: no attention-map index loaded: run 'make precompute'")
-    config = map_config(parse_map_fence(fence.body, where), index, where, root)
+    spec = parse_map_fence(fence.body, where)
+    config = map_config(
+        spec, maps.index, where, maps.root, runtime=page.build.runtime, own=maps.own
+    )
     return placeholder(config, fence.indent)
 
 
-def configure(config) -> None:
-    """Read the index once per build (MkDocs' on_config)."""
-    _STATE["index"] = load_index(config["docs_dir"])
-    _STATE["root"] = Path(config["docs_dir"]) / INDEX.parent
-    _STATE["own"] = own_files(config["docs_dir"])
+def configure(config) -> Maps:
+    """Read the index once per build (MkDocs' on_config), for ``BuildState.maps``."""
+    docs = Path(config["docs_dir"])
+    return Maps(load_index(docs), docs / INDEX.parent, own_files(docs))

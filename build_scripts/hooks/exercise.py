@@ -26,7 +26,7 @@ import yaml
 from attention_labs import cells
 
 from . import numbers
-from .runtime import RUNTIME, data_attribute, inert_text
+from .runtime import data_attribute, inert_text
 from .scanner import Fence, FenceError, Page, find_fences
 
 NAME = "exercise"
@@ -262,11 +262,12 @@ def _details(kind: str, title: str, text: str) -> list[str]:
     return [f'??? {kind} "{title}"', "", *body, ""]
 
 
-def render_exercise(spec: dict, where: str, indent: str) -> str:
-    """The Markdown (with raw HTML) that replaces one exercise fence."""
+def render_exercise(spec: dict, where: str, indent: str, runtime: dict | None = None) -> str:
+    """The Markdown (with raw HTML) that replaces one exercise fence; ``runtime``: the
+    build's (hooks/runtime.py), for the page's Python."""
     namespace = run_setup(spec, where)
     ex_id = spec["id"]
-    config = {"id": ex_id, "kind": spec["kind"], "runtime": RUNTIME}
+    config = {"id": ex_id, "kind": spec["kind"], "runtime": runtime if runtime is not None else {}}
     if spec["kind"] == "numeric":
         answers = numeric_answers(spec, namespace, where)
         config.update(
@@ -314,7 +315,7 @@ def render(fence: Fence, page: Page) -> str:
     if spec["id"] in page.exercise_ids:
         raise ExerciseError(f"{where}: exercise id {spec['id']!r} is used twice on this page")
     page.exercise_ids[spec["id"]] = where
-    return render_exercise(spec, where, fence.indent)
+    return render_exercise(spec, where, fence.indent, page.build.runtime)
 
 
 def all_exercises(docs):

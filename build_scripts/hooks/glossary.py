@@ -276,17 +276,16 @@ def anchor_rows(page_html: str, terms: list[Entry]) -> str:
     return "".join(out)
 
 
-TERMS: dict = {}  # "entries" -> list[Entry], read in configure()
-
-
-def configure(config) -> None:
+def configure(config) -> tuple[Entry, ...]:
+    """on_config: the glossary's entries (none when the site has no glossary page)."""
     path = Path(config["docs_dir"]) / PAGE
-    TERMS["entries"] = entries(path.read_text("utf-8")) if path.is_file() else []
+    return tuple(entries(path.read_text("utf-8"))) if path.is_file() else ()
 
 
-def on_page_content(page_html: str, page) -> str:
+def on_page_content(page_html: str, page, terms) -> str:
+    """``page_html`` with the glossary's rows anchored (on the glossary page) or a lesson's
+    first use of each of ``terms`` (the build's, ``BuildState.terms``) linked to its row."""
     src = page.file.src_uri
-    terms = TERMS.get("entries") or []
     if not terms:
         return page_html
     if src == PAGE:

@@ -11,25 +11,24 @@
 * **What a lab downloads.** ``lab_download()`` (available to the page's ```numbers fence):
   the bytes a lab fetches to start Python (the files check_site counts as the lab payload:
   Pyodide, NumPy, the labs wheel, the worker), as sent to a browser that accepts Brotli
-  (each file's Brotli size where build_scripts/compress.py writes a .br copy, by the same
-  rule; Chromium asks for it on any host that has the copies) and unpacked.
+  (each file's Brotli size where build_scripts/compress.py writes a .br copy, by its
+  rule, ``compress.gzip_copy``; Chromium asks for it on any host that has the copies) and
+  unpacked.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import brotli
 import yaml
 from mkdocs.exceptions import PluginError
 from mkdocs.utils.meta import get_data
 
+from .. import compress
+from ..files import write_atomic
 from . import lessons as lesson_files
 
 PLAN = Path("data/lessons.yaml")
@@ -39,17 +38,11 @@ MARKER = "<!-- lesson-plan -->"
 PAYLOAD_DIRS = ("vendor/pyodide", "vendor/labs")
 PAYLOAD_FILES = ("javascripts/runtime/pyodide-worker.js",)
 NOT_FETCHED = {"pyodide.mjs"}
-# build_scripts/compress.py's rule (this package cannot import it): which files get a .gz.
-GZ_SUFFIXES = {".wasm", ".js", ".mjs", ".json", ".zip", ".css", ".html", ".whl", ".xml"}
-GZ_MIN_BYTES = 4096
-GZ_MIN_GAIN = 0.95
 
 # Brotli of 17 MB takes a minute: sizes are kept by the file's sha256 (a build output, like
 # the vendored downloads next to it), and each .br in compress.py's own cache, which
-# compress.py then reuses (same folder, same names: build_scripts/compress.py).
+# compress.py then reuses (compress.cache_entry).
 SENT_CACHE = Path(__file__).resolve().parents[2] / "build" / "cache" / "brotli-sizes.json"
-BROTLI_CACHE = Path(__file__).resolve().parents[2] / "build" / "cache" / "brotli"
-BROTLI_QUALITY = 11
 
 
 @dataclass(frozen=True)
@@ -67,33 +60,18 @@ class Download:
         return self.raw / 1e6
 
 
-def _brotli_size(data: bytes) -> int:
-    key = BROTLI_CACHE / f"{hashlib.sha256(data).hexdigest()}-q{BROTLI_QUALITY}.br"
-    if key.is_file():
-        return key.stat().st_size
-    packed = brotli.compress(data, quality=BROTLI_QUALITY)
-    try:
-        BROTLI_CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = key.with_name(f".{key.name}.{os.getpid()}")
-        tmp.write_bytes(packed)
-        os.replace(tmp, key)
-    except OSError:
-        pass  # only a cache
-    return len(packed)
-
-
 def sent_size(path: Path, cache: dict | None = None) -> int:
     """Bytes the server sends for ``path`` to a browser that accepts Brotli: its Brotli
     size where compress.py makes a .br copy (a text-like file of at least 4 kB that gzip
     shrinks by 5 % or more), else its size. ``cache`` maps a file's sha256 to that number."""
     data = path.read_bytes()
-    if path.suffix not in GZ_SUFFIXES or len(data) < GZ_MIN_BYTES:
+    if not compress.may_copy(path, len(data)):  # before hashing it for the cache
         return len(data)
     key = f"{path.suffix}:{hashlib.sha256(data).hexdigest()}"
     if cache is not None and key in cache:
         return cache[key]
-    packed = len(gzip.compress(data, compresslevel=6, mtime=0))
-    sent = _brotli_size(data) if packed < len(data) * GZ_MIN_GAIN else len(data)
+    copied = compress.gzip_copy(path, data) is not None
+    sent = compress.brotli_size(data) if copied else len(data)
     if cache is not None:
         cache[key] = sent
     return sent
@@ -109,11 +87,7 @@ def _read_cache() -> dict:
 
 def _write_cache(cache: dict) -> None:
     try:
-        SENT_CACHE.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=SENT_CACHE.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(cache, f, indent=0, sort_keys=True)
-        os.replace(tmp, SENT_CACHE)
+        write_atomic(SENT_CACHE, json.dumps(cache, indent=0, sort_keys=True))
     except OSError:
         pass  # only a cache
 
@@ -153,11 +127,10 @@ def payload_files(docs_dir) -> list[Path]:
     return files + [docs / rel for rel in PAYLOAD_FILES]
 
 
-def lab_download(docs_dir=None) -> Download:
-    """What a lab fetches to start (the first time; the browser caches it after)."""
-    from .numbers import DOCS  # the build's docs folder (set in on_config)
-
-    docs = Path(docs_dir or DOCS["dir"])
+def lab_download(docs_dir) -> Download:
+    """What a lab of the site built from ``docs_dir`` fetches to start (the first time; the
+    browser caches it after)."""
+    docs = Path(docs_dir)
     files = payload_files(docs)
     cache = _read_cache()
     before = dict(cache)

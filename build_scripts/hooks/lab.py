@@ -20,7 +20,7 @@ import html
 import yaml
 from attention_labs.labs import LabParameterError, lab_schema, run_lab
 
-from .runtime import RUNTIME, data_attribute
+from .runtime import data_attribute
 from .scanner import Fence, FenceError, Page
 
 NAME = "lab"
@@ -44,14 +44,15 @@ def parse_fence(body: str, where: str) -> tuple[str, dict]:
     return spec.pop("lab"), spec
 
 
-def placeholder(name: str, out: dict, indent: str) -> str:
-    """The HTML that replaces a fence: parameters, schema and initial result as JSON."""
+def placeholder(name: str, out: dict, indent: str, runtime: dict | None = None) -> str:
+    """The HTML that replaces a fence: parameters, schema and initial result as JSON, and
+    the build's ``runtime`` (hooks/runtime.py: where the browser finds Python)."""
     payload = {
         "lab": name,
         "params": out["params"],
         "schema": lab_schema(name),
         "initial": out,
-        "runtime": RUNTIME,
+        "runtime": runtime if runtime is not None else {},
     }
     label = html.escape(f"Interactive lab: {name.replace('_', ' ')}")
     lines = [
@@ -73,4 +74,4 @@ def render(fence: Fence, page: Page) -> str:
         out = run_lab(name, params)
     except LabParameterError as err:
         raise LabFenceError(f"{where}: {err}") from None
-    return placeholder(name, out, fence.indent)
+    return placeholder(name, out, fence.indent, page.build.runtime)

@@ -80,8 +80,8 @@ def lesson_problems(
 
     ``source`` is the whole file (front matter included); ``where`` names it, e.g.
     ``docs/lessons/03-attention-pattern.md``. ``known_lessons``: the lesson names its
-    prerequisites may name (default: those of docs/lessons/ found by this build, or
-    none checked). An empty list means the lesson passes."""
+    prerequisites may name (the build passes those of docs/lessons/ it found; default: none
+    checked). An empty list means the lesson passes."""
     markdown, meta = get_data(source)
     problems = []
     if not source.startswith("---"):
@@ -99,8 +99,6 @@ def lesson_problems(
                     f"{where}: front matter has no '{key}': add a line '{key}: ...' "
                     f"({what}) between the '---' lines at the top"
                 )
-        if known_lessons is None:
-            known_lessons = lessons.KNOWN.get("names")
         if meta.get("prerequisites") and known_lessons is not None:
             problems += lessons.prerequisite_problems(source, meta, where, known_lessons)
     kinds = fence_kinds(markdown)
@@ -129,7 +127,8 @@ def is_lesson(src_uri: str) -> bool:
     return src_uri.startswith(LESSONS_DIR) and src_uri.endswith(".md")
 
 
-def check_page(source: str, src_uri: str) -> None:
-    """Log every problem of one lesson as a warning (``mkdocs build --strict`` fails)."""
-    for problem in lesson_problems(source, f"docs/{src_uri}"):
+def check_page(source: str, src_uri: str, known_lessons=None) -> None:
+    """Log every problem of one lesson as a warning (``mkdocs build --strict`` fails);
+    ``known_lessons``: the build's lessons (``BuildState.lessons``)."""
+    for problem in lesson_problems(source, f"docs/{src_uri}", known_lessons=known_lessons):
         log.warning(problem)

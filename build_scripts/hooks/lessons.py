@@ -29,7 +29,6 @@ LESSONS = "lessons"
 NOTEBOOKS = "notebooks"
 LESSON_NAME = re.compile(r"^\d{2}-[a-z0-9]+(?:-[a-z0-9]+)*$")
 PREREQ_LINE = re.compile(r"^prerequisites[ \t]*:")
-KNOWN: dict = {}  # filled by configure(): "names" -> {lesson name: Lesson}
 
 
 @dataclass(frozen=True)
@@ -93,12 +92,13 @@ def derive_nav(nav: list, lessons: dict[str, Lesson], notebooks: list[str]) -> l
     return nav
 
 
-def configure(config) -> None:
-    """on_config: find the lessons, derive the nav (when mkdocs.yml has one)."""
+def configure(config) -> dict[str, Lesson]:
+    """on_config: find the lessons (returned, for the build's state), derive the nav (when
+    mkdocs.yml has one)."""
     lessons = discover(config["docs_dir"])
-    KNOWN["names"] = lessons
     if config.get("nav") is not None:
         config["nav"] = derive_nav(config["nav"], lessons, notebook_names(config["docs_dir"]))
+    return lessons
 
 
 # ----------------------------------------------------------------------------
@@ -174,12 +174,14 @@ def _insert_prerequisites(markdown: str, line: str) -> str:
     return "\n".join(lines[:at] + ["", line, ""] + lines[at:])
 
 
-def on_page_markdown(markdown, page, config, files):
+def on_page_markdown(markdown: str, page, lessons: dict[str, Lesson] | None) -> str:
+    """A lesson's Markdown with its notebook note and prerequisites line; ``lessons``: the
+    site's (the build's, ``BuildState.lessons``)."""
     src = page.file.src_uri
     if not (src.startswith(f"{LESSONS}/") and src.endswith(".md")):
         return markdown
     name = Path(src).stem
-    lessons = KNOWN.get("names") or {}
+    lessons = lessons or {}
     if lessons.get(name) and lessons[name].notebook:
         markdown = _insert_notebook_note(markdown, name)
     items = prerequisites(getattr(page, "meta", None) or {})

@@ -2,7 +2,7 @@
 
 A page defines its numbers in one or more hidden ```numbers fences of Python, run here (in
 order, top to bottom) with ``np`` (NumPy), ``math`` and ``attention_labs`` imported and
-``docs`` the docs folder (a ``pathlib.Path``, to read a committed asset), and
+``docs`` the build's docs folder (a ``pathlib.Path``, to read a committed asset), and
 ``lab_download()`` (hooks/home.py: the bytes a lab fetches to start, ``.sent``/``.raw``):
 
     ```numbers
@@ -22,6 +22,7 @@ themselves render as nothing. An expression or a fence that raises fails the bui
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -35,9 +36,6 @@ from .scanner import Fence, FenceError, Page
 NAME = "numbers"
 TEMPLATE = re.compile(r"\{\{\s*(.+?)(?::([<>^+\- #0-9,._]*[bcdeEfFgGn%]))?\s*\}\}")
 CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
-
-
-DOCS = {"dir": Path(__file__).resolve().parents[2] / "docs"}  # on_config sets the build's
 
 
 class NumbersError(FenceError):
@@ -64,13 +62,15 @@ def fill(text: str, namespace: dict, where: str, error=NumbersError) -> str:
     return TEMPLATE.sub(value, text)
 
 
-def new_namespace() -> dict:
+def new_namespace(docs: Path) -> dict:
+    """The names a page's numbers fences start with; ``docs``: the build's docs folder."""
     return {
         "np": np,
         "math": math,
         "attention_labs": attention_labs,
-        "docs": DOCS["dir"],
-        "lab_download": home.lab_download,  # what a lab fetches to start (home page)
+        "docs": docs,
+        # what a lab of this build fetches to start (home page)
+        "lab_download": functools.partial(home.lab_download, docs),
         "__name__": "__numbers__",
     }
 

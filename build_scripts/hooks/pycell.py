@@ -7,7 +7,7 @@ page share one namespace in the browser, in the order the reader runs them.
 
 from __future__ import annotations
 
-from .runtime import RUNTIME, data_attribute, inert_text
+from .runtime import data_attribute, inert_text
 from .scanner import Fence, FenceError, Page
 
 NAME = "pycell"
@@ -17,15 +17,18 @@ class CellError(FenceError):
     """A pycell fence that cannot be built; the message starts with ``file:line:``."""
 
 
-def render_cell(code: str, n: int, src_path: str, line_no: int, indent: str) -> str:
-    """The placeholder of cell ``n`` (1-based on its page); CellError on a syntax error,
-    naming the file line of the error (the fence opens at ``line_no``)."""
+def render_cell(
+    code: str, n: int, src_path: str, line_no: int, indent: str, runtime: dict | None = None
+) -> str:
+    """The placeholder of cell ``n`` (1-based on its page), with the build's ``runtime``;
+    CellError on a syntax error, naming the file line of the error (the fence opens at
+    ``line_no``)."""
     try:
         compile(code, f"<cell {n}>", "exec")
     except SyntaxError as err:
         at = line_no + (err.lineno or 1)
         raise CellError(f"docs/{src_path}:{at}: pycell has a syntax error: {err.msg}") from None
-    config = {"n": n, "code": code, "runtime": RUNTIME}
+    config = {"n": n, "code": code, "runtime": runtime if runtime is not None else {}}
     return indent + (
         f'<div class="attn-cell" role="group" aria-label="Python cell {n}" '
         f'data-cell-config="{data_attribute(config)}"><pre class="attn-cell__static"><code>'
@@ -39,4 +42,6 @@ def render(fence: Fence, page: Page) -> str:
         raise CellError(f"{where}: pycell fence is never closed (add a line with ```)")
     page.n_cells += 1
     line_no = fence.line_no + page.offset
-    return render_cell(fence.body, page.n_cells, page.src_path, line_no, fence.indent)
+    return render_cell(
+        fence.body, page.n_cells, page.src_path, line_no, fence.indent, page.build.runtime
+    )

@@ -15,7 +15,6 @@ from mkdocs.exceptions import PluginError
 
 MANIFEST = Path("vendor/manifest.json")
 WHEELS = Path("vendor/labs")
-RUNTIME: dict = {}  # filled by on_config(): {wheel, pyodide_index_url, pyodide, ...}
 
 
 def _file_check(path: Path) -> dict:
@@ -24,9 +23,10 @@ def _file_check(path: Path) -> dict:
     return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def on_config(config):
-    """Fill ``RUNTIME`` from the vendored runtime under ``config["docs_dir"]`` and
-    ``extra.labs``; PluginError saying which make target to run when it is missing."""
+def configure(config) -> dict:
+    """The runtime (``BuildState.runtime``: {wheel, pyodide_index_url, pyodide, expect, ...})
+    from the vendored runtime under ``config["docs_dir"]`` and ``extra.labs``; PluginError
+    saying which make target to run when it is missing."""
     manifest = Path(config["docs_dir"]) / MANIFEST
     if not manifest.is_file():
         raise PluginError(
@@ -41,8 +41,7 @@ def on_config(config):
         )
     settings = config["extra"].get("labs") or {}
     wheel = f"{WHEELS.as_posix()}/{wheels[0].name}"
-    RUNTIME.clear()
-    RUNTIME.update(
+    runtime = dict(
         wheel=wheel,
         # Self-hosted by default; a site may opt into a CDN with extra.labs.pyodide_index_url.
         pyodide_index_url=settings.get("pyodide_index_url") or None,
@@ -53,18 +52,18 @@ def on_config(config):
     # The stdlib and NumPy precompiled at vendor time (build_scripts/vendor/vendor.py), on
     # our own host only: a CDN serves the official files.
     pre = json.loads(manifest.read_text("utf-8")).get("precompiled")
-    if pre and not RUNTIME["pyodide_index_url"]:
+    if pre and not runtime["pyodide_index_url"]:
         stdlib, lock = f"vendor/{pre['stdlib']}", f"vendor/{pre['lock_file']}"
-        RUNTIME.update(stdlib=stdlib, stdlib_more=f"vendor/{pre['stdlib_more']}", lock_file=lock)
+        runtime.update(stdlib=stdlib, stdlib_more=f"vendor/{pre['stdlib_more']}", lock_file=lock)
         # The worker downloads NumPy alongside the interpreter instead of after it: the
         # archive it unpacks itself, or else the wheel Pyodide's loadPackage installs.
         if "numpy" in pre.get("archives", {}):
-            numpy = RUNTIME["numpy"] = f"vendor/{pre['archives']['numpy']}"
-            RUNTIME["expect"][numpy] = _file_check(Path(config["docs_dir"]) / numpy)
+            numpy = runtime["numpy"] = f"vendor/{pre['archives']['numpy']}"
+            runtime["expect"][numpy] = _file_check(Path(config["docs_dir"]) / numpy)
         elif "numpy" in pre.get("wheels", {}):
-            RUNTIME["numpy"] = f"vendor/{pre['wheels']['numpy']}"
-        RUNTIME["expect"][stdlib] = _file_check(Path(config["docs_dir"]) / stdlib)
-    return config
+            runtime["numpy"] = f"vendor/{pre['wheels']['numpy']}"
+        runtime["expect"][stdlib] = _file_check(Path(config["docs_dir"]) / stdlib)
+    return runtime
 
 
 JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')

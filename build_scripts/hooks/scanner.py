@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from mkdocs.exceptions import PluginError
 
+from .state import BuildState
+
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}(?!.*`)|~{3,})[ \t]*(?P<info>[^\s`]*)")
 # The kind as the lesson checks read it: attribute style ``{.pycell}`` counts as ``pycell``.
 KIND = re.compile(r"^\{?\.?(?P<kind>[\w-]*)")
@@ -87,12 +89,14 @@ def front_matter_lines(markdown: str, source: str | None) -> int:
 @dataclass
 class Page:
     """What the fence kinds share while one page is rendered: its path (docs-relative),
-    the lines before the scanned text (``offset``), and counters kept across its fences."""
+    the lines before the scanned text (``offset``), counters kept across its fences, and
+    what the build read once (``build``: runtime, map index...)."""
 
     src_path: str
     offset: int = 0
     n_cells: int = 0  # pycell fences rendered so far
     exercise_ids: dict = field(default_factory=dict)  # exercise id -> where first used
+    build: BuildState = field(default_factory=BuildState)
 
     def where(self, fence: Fence) -> str:
         """``docs/<file>:<line>`` of the fence's opening line in the file."""

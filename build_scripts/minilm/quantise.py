@@ -32,13 +32,13 @@ import argparse
 import hashlib
 import importlib.util
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 from attention_labs.models import minilm, wordpiece
+
+from build_scripts.files import write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DEST = REPO / "docs" / "vendor" / "minilm"
@@ -137,15 +137,6 @@ def build(dest: Path) -> dict[str, bytes]:
     }
     files[MANIFEST_NAME] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     return files
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.chmod(tmp, 0o644)  # mkstemp makes 0600; the site server must read it
-    os.replace(tmp, path)
 
 
 def up_to_date(dest: Path) -> bool:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from build_scripts.files import write_atomic
+
 OUT_DIR = "notices"
 MARKDOWN = "notices.md"
 TEXT = "THIRD-PARTY-NOTICES.txt"
@@ -248,9 +250,7 @@ def write(
         path = folder / name
         if path.is_file() and path.read_bytes() == data:
             continue
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        write_atomic(path, data)
         changed = True
     digest = hashlib.sha256(outputs[MARKDOWN].encode("utf-8")).hexdigest()[:12]
     log(f"vendor: third-party notices of {len(notices)} packages -> {folder}/ (sha256 {digest})")

@@ -46,10 +46,11 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-try:
-    from build_scripts.vendor import notices
-except ImportError:  # run as a file: python build_scripts/vendor/vendor.py
-    import notices
+if __package__ in (None, ""):  # run as a file: python build_scripts/vendor/vendor.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from build_scripts.files import atomic_file, write_atomic  # noqa: E402
+from build_scripts.vendor import notices  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_LOCK = HERE / "vendor-lock.json"
@@ -130,50 +131,24 @@ def write_stream_atomic(
     member: str,
     archive: os.PathLike | str = "the cached archive",
 ) -> None:
-    """Copy the binary stream `src` to `target` via a temp file in the same folder.
+    """Copy the binary stream `src` to `target` via a temp file in the same folder
+    (build_scripts/files.py `atomic_file`).
 
     The temp file replaces `target` only if its sha256 equals `sha256`, so a wrong file
     never lands at the destination.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for block in iter(lambda: src.read(CHUNK), b""):
-                h.update(block)
-                out.write(block)
+    with atomic_file(target) as out:
+        for block in iter(lambda: src.read(CHUNK), b""):
+            h.update(block)
+            out.write(block)
         actual = h.hexdigest()
-        if actual != sha256:
+        if actual != sha256:  # raised inside the block: the temp file is removed
             raise VendorError(
                 f"{what}: {member} -> {show(target)}: sha256 mismatch: expected {sha256}, "
                 f"got {actual}; {show(archive)} does not hold the pinned file: check "
                 f"build_scripts/vendor/vendor-lock.json, delete {show(archive)} and rerun {RERUN}"
             )
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def write_bytes_atomic(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 # --------------------------------------------------------------------------- extraction
@@ -730,7 +705,7 @@ def precompile(lock: dict, dest: Path, *, log: Log = _log, repin: Path | None = 
         out = Path(tmp)
         done = run_precompile(pre, base, out, what=what)
         wheels = [(w, out / w["file"]) for w in pre["wheels"]]
-        write_bytes_atomic(
+        write_atomic(
             out / pre["lock_file"]["file"],
             derived_lock_bytes(base / pre["lock_file"]["from"], wheels),
         )
@@ -738,7 +713,7 @@ def precompile(lock: dict, dest: Path, *, log: Log = _log, repin: Path | None = 
             text = Path(repin).read_text("utf-8")
             for rel, sha in pins.items():
                 text = text.replace(sha, sha256_file(out / Path(rel).name), 1)
-            write_bytes_atomic(Path(repin), text.encode("utf-8"))
+            write_atomic(Path(repin), text.encode("utf-8"))
             pins = precompiled_files(load_lock(repin))
             log(f"vendor: {what}: pins rewritten in {show(repin)}")
         for rel, sha in pins.items():
@@ -867,7 +842,7 @@ def vendor(
     mpath = dest / MANIFEST_NAME
     data = manifest_bytes(build_manifest(lock, dest))
     if not (mpath.is_file() and mpath.read_bytes() == data):
-        write_bytes_atomic(mpath, data)
+        write_atomic(mpath, data)
         changed = True
     total = sum((dest / rel).stat().st_size for p in lock["packages"] for rel in pkg_files(p))
     log(f"vendor: {n} files ({human_size(total)}) + {MANIFEST_NAME} in {show(dest)}/ ... ok")

@@ -1,18 +1,24 @@
-"""`make bench` writes one Markdown table (build_scripts/bench_report.py) with every
-benchmark and the machine; the About page shows the committed copy. Nothing here times
-anything: benchmarks measure, tests check the report's shape."""
+"""`make bench` writes one Markdown table (build_scripts/bench/bench_report.py) with every
+benchmark and the machine; the About page shows the committed copy. Every benchmark keeps
+one contract (build_scripts/bench/contract.py): a module whose ``rows(args)`` returns rows,
+rendered by one renderer. Nothing here times anything: benchmarks measure, tests check the
+report's shape."""
 
+import argparse
+import importlib
+import inspect
 import subprocess
 
 from helpers import ROOT, SITE
 
+from build_scripts.bench import bench_startup, contract
 from build_scripts.bench.bench_report import (
     OUT,
     SECTIONS,
     Row,
     machine,
     render,
-    rows_from_table,
+    section,
     write_report,
 )
 
@@ -37,10 +43,58 @@ def test_one_table_with_every_row_and_the_machine(tmp_path):
     assert len(table) == 2 + len(rows)
 
 
-def test_a_new_benchmark_is_one_function_returning_rows():
-    assert {"build", "budget", "lab", "precompute", "explorer"} <= set(SECTIONS)
-    assert all(callable(section) for section in SECTIONS.values())
+def test_a_new_benchmark_is_a_module_whose_rows_function_returns_rows():
+    assert {"build", "budget", "lab", "startup", "precompute", "explorer"} <= set(SECTIONS)
+    for name, module in SECTIONS.items():
+        source = (ROOT / "build_scripts" / "bench" / f"{module}.py").read_text("utf-8")
+        # one contract: rows(args) -> list[Row], and no report, global or table of its own
+        assert "\ndef rows(args) -> list[Row]:" in source, name
+        assert "bench_report import" not in source and "RESULTS" not in source, name
+        assert "--out" not in source and "| measure | value |" not in source, name
     assert render([], INFO, "now").count("\n| ") == 2  # header only: sections add the rows
+
+
+def test_the_report_runs_each_section_by_its_module():
+    module = importlib.import_module("build_scripts.bench.bench_startup")
+    assert section("startup") is module.rows
+    assert inspect.signature(module.rows).parameters.keys() == {"args"}
+
+
+def test_startup_rows_take_the_site_and_the_baseline_by_name_not_position(monkeypatch):
+    """The start-up section's ratios and picture come from the variants named BASELINE and
+    SITE, wherever they are in the results."""
+    profile = {"steps": [["loadPyodide", 900.0]], "after": [], "downloads": [["a.wasm", 500.0]]}
+    site = [{"ok": True, "ms": 2.0, "dcl": 1000.0, "picture": 900.0, "profile": profile}] * 2
+
+    def variant(cold, extra=()):
+        return {"cold": [cold] * 2, "repeat": [cold] * 2, "bytes": 1e6, "extra": list(extra)}
+
+    results = {  # the site first, the baseline last: not the order run() gives
+        bench_startup.SITE: variant(1000.0, site),
+        "other": variant(1500.0),
+        bench_startup.BASELINE: variant(4000.0),
+    }
+    monkeypatch.setattr(bench_startup, "run", lambda runs: results)
+    rows = bench_startup.rows(argparse.Namespace(runs=2))
+    cold = {r.benchmark: r.notes for r in rows if r.measure == "Python ready, cold"}
+    assert "0.25× baseline" in cold[f"start-up, {bench_startup.SITE}"]
+    assert "baseline" not in cold[f"start-up, {bench_startup.BASELINE}"]
+    (picture,) = [r for r in rows if r.measure.startswith("lab's first picture")]
+    assert picture.value == "0.90× (0.90–0.90)"
+    assert ("start-up, the site's worker, step by step", "loadPyodide", "900 ms (900–900)") in [
+        (r.benchmark, r.measure, r.value) for r in rows
+    ]
+
+
+def test_a_module_run_alone_prints_the_reports_table(capsys):
+    rows = [Row("x", "wall time (median)", "0.5 s"), Row("x", "n", "3", "a | b")]
+    assert contract.run_alone(lambda args: rows, "A bench.\n\nMore.", ["--runs", "1"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == contract.table(rows)
+    assert printed[-1] == "| x | n | 3 | a \\| b |"
+    # the same lines the report holds
+    report = render(rows, INFO, "now").splitlines()
+    assert report[-len(printed) :] == printed
 
 
 def test_machine_names_cpu_cores_os_browser_and_python():
@@ -66,11 +120,3 @@ def test_the_report_is_committed_and_shown_on_the_about_page():
         if line.startswith("| ") and "---" not in line
     )
     assert first_row.split("|")[1].strip() in about
-
-
-def test_a_script_with_its_own_two_column_table_becomes_rows():
-    text = "## X\n\n| measure | value |\n|---|---|\n| wall time (median) | 0.5 s |\n| n | 3 |\n"
-    assert rows_from_table(text, "x") == [
-        Row("x", "wall time (median)", "0.5 s"),
-        Row("x", "n", "3"),
-    ]

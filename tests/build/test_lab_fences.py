@@ -18,14 +18,15 @@ from mkdocs.utils import meta
 from build_scripts import hooks
 from build_scripts.hooks import attention_map, runtime, scanner
 from build_scripts.hooks.lab import LabFenceError
+from build_scripts.hooks.state import BuildState
 
 DATA_RE = re.compile(r'data-config="([^"]*)"')
 LAB_DATA_RE = re.compile(r'<div class="attn-lab"[^>]*data-config="([^"]*)"')
 
 
-def render_lab_fences(markdown, src_path, line_offset=0):
+def render_lab_fences(markdown, src_path, line_offset=0, build=None):
     """The page's ```lab fences replaced (the hook's one pass, lab fences only)."""
-    return hooks.render_page(markdown, src_path, line_offset, kinds=("lab",))
+    return hooks.render_page(markdown, src_path, line_offset, kinds=("lab",), build=build)
 
 
 def doc(text):
@@ -364,7 +365,7 @@ def test_on_page_markdown_counts_the_front_matter_in_line_numbers():
     markdown, data = meta.get_data(source)
     assert data["title"] == "T" and markdown.startswith("# T")
     with pytest.raises(LabFenceError) as info:
-        hooks.on_page_markdown(markdown, fake_page(source), {}, None)
+        hooks.SiteHooks().on_page_markdown(markdown, fake_page(source), {}, None)
     assert str(info.value).startswith("docs/lessons/x.md:9: seed must be")
 
 
@@ -372,7 +373,7 @@ def test_on_page_markdown_without_front_matter():
     source = "# T\n\n```lab\nlab: bogus\n```\n"
     markdown, _ = meta.get_data(source)
     with pytest.raises(LabFenceError) as info:
-        hooks.on_page_markdown(markdown, fake_page(source), {}, None)
+        hooks.SiteHooks().on_page_markdown(markdown, fake_page(source), {}, None)
     assert str(info.value).startswith("docs/lessons/x.md:3: unknown lab")
 
 
@@ -380,14 +381,15 @@ def test_on_page_markdown_renders_the_real_lesson_at_its_file_line():
     path = ROOT / "docs" / "lessons" / "03-attention-pattern.md"
     source = path.read_text(encoding="utf-8")
     markdown, _ = meta.get_data(source)
-    attention_map.configure({"docs_dir": str(ROOT / "docs")})  # the page has a map too
-    out = hooks.on_page_markdown(markdown, fake_page(source), {}, None)
+    # the page has a map too: the build's state holds the index
+    site = hooks.SiteHooks(BuildState(maps=attention_map.configure({"docs_dir": ROOT / "docs"})))
+    out = site.on_page_markdown(markdown, fake_page(source), {}, None)
     assert len(LAB_DATA_RE.findall(out)) == 2  # the pattern lab, then the scaling lab
     lines = source.split("\n")
     bad_line = lines.index("temperature: 1.0") + 1
     broken = source.replace("temperature: 1.0", "temperature: -1.0")
     with pytest.raises(LabFenceError) as info:
-        hooks.on_page_markdown(meta.get_data(broken)[0], fake_page(broken), {}, None)
+        site.on_page_markdown(meta.get_data(broken)[0], fake_page(broken), {}, None)
     fence_line = lines.index("```lab") + 1
     assert fence_line < bad_line
     assert str(info.value).startswith(f"docs/lessons/x.md:{fence_line}: temperature")
@@ -406,7 +408,7 @@ def make_docs(tmp_path, wheels=1, manifest=True):
 def test_on_config_needs_the_vendored_runtime(tmp_path):
     docs = make_docs(tmp_path, manifest=False)
     with pytest.raises(PluginError) as info:
-        runtime.on_config({"docs_dir": str(docs), "extra": {}})
+        runtime.configure({"docs_dir": str(docs), "extra": {}})
     assert "make vendor" in str(info.value)
 
 
@@ -414,35 +416,49 @@ def test_on_config_needs_the_vendored_runtime(tmp_path):
 def test_on_config_needs_exactly_one_labs_wheel(tmp_path, wheels):
     docs = make_docs(tmp_path, wheels=wheels)
     with pytest.raises(PluginError) as info:
-        runtime.on_config({"docs_dir": str(docs), "extra": {}})
+        runtime.configure({"docs_dir": str(docs), "extra": {}})
     assert "make wheel" in str(info.value) and f"found {wheels}" in str(info.value)
 
 
 def test_on_config_fills_the_runtime_in_the_placeholder(tmp_path):
     docs = make_docs(tmp_path)
     config = {"docs_dir": str(docs), "extra": {"labs": {"pyodide_index_url": "https://cdn/x/"}}}
-    try:
-        assert runtime.on_config(config) is config
-        out = render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md")
-        wheel = "vendor/labs/attention_labs-0.0.0-py3-none-any.whl"
-        assert payloads(out)[0]["runtime"] == {
-            "wheel": wheel,
-            "pyodide_index_url": "https://cdn/x/",
-            "pyodide": "vendor/pyodide/",
-            # the worker names a cut-off or damaged wheel: here the empty file's size and hash
-            "expect": {wheel: {"size": 0, "sha256": hashlib.sha256(b"").hexdigest()}},
-        }
-        runtime.on_config({"docs_dir": str(docs), "extra": {}})
-        assert runtime.RUNTIME["pyodide_index_url"] is None
-    finally:
-        runtime.RUNTIME.clear()
+    build = BuildState(runtime=runtime.configure(config))
+    out = render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md", build=build)
+    wheel = "vendor/labs/attention_labs-0.0.0-py3-none-any.whl"
+    assert payloads(out)[0]["runtime"] == {
+        "wheel": wheel,
+        "pyodide_index_url": "https://cdn/x/",
+        "pyodide": "vendor/pyodide/",
+        # the worker names a cut-off or damaged wheel: here the empty file's size and hash
+        "expect": {wheel: {"size": 0, "sha256": hashlib.sha256(b"").hexdigest()}},
+    }
+    assert runtime.configure({"docs_dir": str(docs), "extra": {}})["pyodide_index_url"] is None
+    # the state is passed to the page, not kept: a page rendered without it has none
+    assert (
+        payloads(render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md"))[0]["runtime"]
+        == {}
+    )
 
 
 def test_on_config_accepts_the_real_vendored_docs():
     if not (ROOT / "docs" / "vendor" / "manifest.json").is_file():
         pytest.fail("docs/vendor is missing: run 'make build' first (make test does)")
-    try:
-        runtime.on_config({"docs_dir": str(ROOT / "docs"), "extra": {}})
-        assert runtime.RUNTIME["wheel"].startswith("vendor/labs/attention_labs-")
-    finally:
-        runtime.RUNTIME.clear()
+    found = runtime.configure({"docs_dir": str(ROOT / "docs"), "extra": {}})
+    assert found["wheel"].startswith("vendor/labs/attention_labs-")
+
+
+def test_on_config_reads_the_build_state_once_onto_the_instance():
+    if not (ROOT / "docs" / "vendor" / "manifest.json").is_file():
+        pytest.fail("docs/vendor is missing: run 'make build' first (make test does)")
+    config = {"docs_dir": str(ROOT / "docs"), "extra": {}}
+    site = hooks.SiteHooks()
+    assert site.build == BuildState()  # nothing read yet
+    assert site.on_config(config) is config
+    build = site.build
+    assert build.docs == ROOT / "docs"
+    assert build.runtime["wheel"].startswith("vendor/labs/attention_labs-")
+    assert build.maps.index["models"] and build.maps.root == ROOT / "docs" / "assets" / "attention"
+    assert "03-attention-pattern" in build.lessons
+    assert any(term.anchor == "term-query" for term in build.terms)
+    assert hooks.SiteHooks().build == BuildState()  # another instance sees none of it

@@ -16,7 +16,8 @@ from mkdocs.utils import meta
 
 from build_scripts import hooks
 from build_scripts.hooks import attention_map as hook
-from build_scripts.hooks import lesson_checks, runtime, scanner
+from build_scripts.hooks import lesson_checks, scanner
+from build_scripts.hooks.state import BuildState
 
 INDEX = hook.load_index(ROOT / "docs")
 ATTENTION = ROOT / "docs" / "assets" / "attention"
@@ -58,18 +59,15 @@ def page(body, before="# Title\n\nText.\n"):
     return text, before.count("\n") + 2
 
 
-def render_map_fences(markdown, src_path, index, source=None, root=None, kinds=(hook.NAME,)):
+def render_map_fences(
+    markdown, src_path, index, source=None, root=None, kinds=(hook.NAME,), runtime=None
+):
     """The page's ```attention-map fences replaced by the hook's one pass, against
-    ``index`` (and asset files under ``root``); ``source``: the whole file, whose front
-    matter counts in line numbers."""
-    saved = dict(hook._STATE)
-    hook._STATE.update(index=index, root=root)
-    try:
-        offset = scanner.front_matter_lines(markdown, source)
-        return hooks.render_page(markdown, src_path, offset, kinds=kinds)
-    finally:
-        hook._STATE.clear()
-        hook._STATE.update(saved)
+    ``index`` (and asset files under ``root``) and the build's ``runtime``; ``source``: the
+    whole file, whose front matter counts in line numbers."""
+    build = BuildState(runtime=runtime or {}, maps=hook.Maps(index, root))
+    offset = scanner.front_matter_lines(markdown, source)
+    return hooks.render_page(markdown, src_path, offset, kinds=kinds, build=build)
 
 
 def render(markdown, src_path="lessons/x.md", **kw):
@@ -157,12 +155,12 @@ def test_placeholder_is_a_labelled_region_with_a_no_javascript_sentence():
 
 def test_recompute_names_the_real_head_lab_once_it_exists(monkeypatch):
     monkeypatch.setitem(LABS, "real_head", LABS["attention_pattern"])  # any lab module
-    monkeypatch.setitem(runtime.RUNTIME, "wheel", "vendor/labs/x.whl")
-    (config,) = configs(render(page(GOOD)[0]))
+    runtime = {"wheel": "vendor/labs/x.whl"}
+    (config,) = configs(render(page(GOOD)[0], runtime=runtime))
     assert config["recompute"] == {
         "lab": "real_head",
         "schema": json.loads(json.dumps(lab_schema("real_head"))),
-        "runtime": dict(runtime.RUNTIME),
+        "runtime": runtime,
     }
     assert config["recompute"]["runtime"]["wheel"] == "vendor/labs/x.whl"
 
