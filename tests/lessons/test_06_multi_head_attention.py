@@ -292,3 +292,23 @@ def test_the_labs_tokens_follow_lesson_2s_convention():
     X = eight_heads.embeddings(["The", "the"], 0)
     np.testing.assert_array_equal(X[0, : eight_heads.D_WORD], X[1, : eight_heads.D_WORD])
     assert not np.allclose(X[0, eight_heads.D_WORD :], X[1, eight_heads.D_WORD :])
+
+
+def test_the_notebook_counts_real_parameters_for_each_number_of_heads():
+    """Issue 25: the notebook's last loop printed 4 * d_model**2 for every h, a number that
+    never involved h. It now builds each layer from per-head arrays whose shapes change with
+    h, counts what they hold, and runs the layer."""
+    import contextlib
+    import io
+    import runpy
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        runpy.run_path(str(ROOT / "docs" / "notebooks" / "06-multi-head-attention.py"))
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("n_heads")]
+    assert len(lines) == 5
+    for h, line in zip((1, 2, 4, 8, 16), lines, strict=True):
+        d_h = 16 // h
+        assert f"W_Q {h} × (16, {d_h})" in line and f"W_O {h} × ({d_h}, 16)" in line
+        assert line.endswith(": 1024 parameters, output (6, 16)")
+    assert "4 * d_model**2 = 1024" in out.getvalue()
