@@ -290,7 +290,11 @@ def test_the_token_convention_of_lessons_2_to_6_is_stated_once_here():
     np.testing.assert_array_equal(
         query_picker.token_embeddings(["The"], 0), query_picker.token_embeddings(["the"], 0)
     )
-    for word in (attention_pattern._word_embedding, value_update._word_embedding, eight_heads._word_vector):
+    for word in (
+        attention_pattern._word_embedding,
+        value_update._word_embedding,
+        eight_heads._word_vector,
+    ):
         np.testing.assert_array_equal(word("The", 0), word("the", 0))
     X = value_update.embeddings(["the", "the"], 0)
     assert not np.allclose(X[0], X[1])  # positions tell them apart

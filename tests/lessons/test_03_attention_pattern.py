@@ -533,7 +533,15 @@ def test_one_name_per_thing_and_the_jacobian_is_not_called_the_gradient():
     claim("its weights \\(a = \\operatorname{softmax}(s)\\), which is row \\(i\\) of \\(A\\)")
     claim("J = \\operatorname{diag}(a) - a\\,a^{\\top}")
     claim("\\(J\\) is not itself the gradient, but every gradient that flows back")
-    for gone in ("softmax}(z)", "\\partial z_k", "diag}(p)", "the gradient stays", "unscaled gradient"):
+    for gone in (
+        "softmax}(z)",
+        "\\partial z_k",
+        "diag}(p)",
+        "the gradient stays",
+        "unscaled gradient",
+    ):
         assert gone not in TEXT, gone
-    claim("\\(\\log_2 \\text{seq\\_len}\\) bits, when the weight is spread evenly over all `seq_len`")
+    claim(
+        "\\(\\log_2 \\text{seq\\_len}\\) bits, when the weight is spread evenly over all `seq_len`"
+    )
     assert "\\log_2 n" not in TEXT

@@ -175,7 +175,9 @@ def test_previous_token_head_at_the_first_token():
     claim(f"where its other rows are at most {inner:.2f} bits")
     claim(f"The next-token head does the same at the last token ({h[3, -1]:.2f} bits).")
     # Issue 25: lesson 3's preset of the same name sends the first query to itself instead
-    pattern = np.array(run_lab("attention_pattern", {"preset": "previous_token"})["result"]["weights"])
+    pattern = np.array(
+        run_lab("attention_pattern", {"preset": "previous_token"})["result"]["weights"]
+    )
     assert pattern[0].argmax() == 0 and pattern[0, 0] > w[0, 0, 0]
     claim("This is not what [lesson 3](03-attention-pattern.md)'s *Previous token* style does:")
     claim("that head was built to send the first query to itself")
@@ -220,7 +222,7 @@ def test_concat_wo_default_view():
     assert H.shape == N.shape == (8, 8)
     r = np.corrcoef(H.ravel(), N.ravel())[0, 1]
     assert -0.8 < r < -0.6  # a reviewer measured -0.71
-    claim(f"Over all 64 pairs of a head and a query (8 heads × 8 queries)")
+    claim("Over all 64 pairs of a head and a query (8 heads × 8 queries)")
     claim(f"the higher a row's entropy, the shorter its contribution: their correlation is {r:.2f}")
     # torch agrees on the correlation
     np.testing.assert_allclose(

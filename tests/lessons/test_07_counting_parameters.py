@@ -253,7 +253,11 @@ def test_geva_keys_are_columns_of_the_first_matrix_and_values_rows_of_the_second
 
     rng = np.random.default_rng(0)
     d_model, d_ff = 4, 6
-    x, W1, W2 = rng.normal(size=d_model), rng.normal(size=(d_model, d_ff)), rng.normal(size=(d_ff, d_model))
+    x, W1, W2 = (
+        rng.normal(size=d_model),
+        rng.normal(size=(d_model, d_ff)),
+        rng.normal(size=(d_ff, d_model)),
+    )
     h = np.maximum(x @ W1, 0)
     np.testing.assert_allclose(x @ W1, [x @ W1[:, i] for i in range(d_ff)])  # key i: column i
     np.testing.assert_allclose(h @ W2, sum(h[i] * W2[i] for i in range(d_ff)))  # value i: row i

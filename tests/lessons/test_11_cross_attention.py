@@ -263,7 +263,9 @@ def test_stable_diffusions_rectangles_and_its_fixed_77_token_prompt():
     claim("a 512 × 512 image downsampled by 8 is a 64 × 64 grid")
     claim("cross-attention layers have 4,096, 1,024 and 256 queries, and 64 in the middle block")
     claim("The keys are always 77: its text encoder, CLIP's (Radford et al., 2021), pads or cuts")
-    claim("The rectangles run from 4,096 × 77, tall and thin, to 64 × 77, a little wider than tall.")
+    claim(
+        "The rectangles run from 4,096 × 77, tall and thin, to 64 × 77, a little wider than tall."
+    )
     assert "a few dozen tokens" not in TEXT
 
 

@@ -176,5 +176,8 @@ def test_sliding_window_and_sparse_attention_are_in_the_sub_quadratic_list():
     assert "**Sliding-window attention**" in section and "**Sparse attention**" in section
     claim("Mistral 7B uses a window of 4,096 in every layer (Jiang et al., 2023)")
     claim("(Child et al., 2019)")
-    for entry in (r"Child, R\..*\(2019\).*Sparse Transformers", r"Beltagy, I\..*\(2020\).*Longformer"):
+    for entry in (
+        r"Child, R\..*\(2019\).*Sparse Transformers",
+        r"Beltagy, I\..*\(2020\).*Longformer",
+    ):
         assert re.search(entry, re.sub(r"\s+", " ", SOURCES)), entry

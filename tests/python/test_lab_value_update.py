@@ -97,7 +97,9 @@ def test_same_word_shares_its_word_vector_not_its_position_and_seed_changes_ever
     np.testing.assert_array_equal(lab._word_embedding("The", 0), lab._word_embedding("the", 0))
     assert not np.allclose(X[0], X[2])
     # a position's vector does not depend on the sentence's length
-    np.testing.assert_array_equal(lab.embeddings(["a", "b"], 0)[1], lab.embeddings(["a", "b", "c"], 0)[1])
+    np.testing.assert_array_equal(
+        lab.embeddings(["a", "b"], 0)[1], lab.embeddings(["a", "b", "c"], 0)[1]
+    )
     assert result(seed=1)["delta"] != result()["delta"]
 
 

@@ -146,7 +146,11 @@ def test_different_tokens_get_different_keys_and_queries():
     # at two positions: their keys and queries still differ.
     from attention_labs.labs.attention_pattern import queries_and_keys
 
-    for a, b in zip(queries_and_keys(["The", "x"], "content", 8, 0), queries_and_keys(["the", "x"], "content", 8, 0)):
+    for a, b in zip(
+        queries_and_keys(["The", "x"], "content", 8, 0),
+        queries_and_keys(["the", "x"], "content", 8, 0),
+        strict=True,
+    ):
         np.testing.assert_array_equal(a, b)  # case does not matter
     res = result(preset="content")
     the, The = SENTENCE.index("the"), SENTENCE.index("The")

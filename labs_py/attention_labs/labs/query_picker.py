@@ -62,9 +62,9 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
 def token_embeddings(tokens: list[str], seed: int) -> np.ndarray:
     """Each token's fixed random embedding, (seq_len, d_model), standard normal components.
 
-    A function of the token's case-folded text and the seed only (crc32, not hash(): Python salts str
-    hashes per process, and the page must match CPython), drawn for all tokens at once from
-    a counter-based hash and the Box-Muller transform: no generator per token.
+    A function of the token's case-folded text and the seed only (crc32, not hash(): Python
+    salts str hashes per process, and the page must match CPython), drawn for all tokens at
+    once from a counter-based hash and the Box-Muller transform: no generator per token.
     """
     crc = np.array([zlib.crc32(t.casefold().encode("utf-8")) for t in tokens], dtype=np.uint64)
     key = _splitmix64((crc << np.uint64(32)) | np.uint64(seed))  # (seq_len,)
