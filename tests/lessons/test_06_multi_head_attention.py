@@ -230,8 +230,10 @@ def test_concat_wo_default_view():
     )
     first = alls[0]["norms"]
     assert first[0] < first[5] and abs(H[0, 0] - H[5, 0]) < 0.05  # spread alike, short alike
-    claim(f"spreads as widely as random head 5 ({H[0, 0]:.2f} and {H[5, 0]:.2f} bits)")
-    claim(f"and its contribution is as short ({first[0]:.3f} against {first[5]:.3f})")
+    claim(
+        f"spreads as widely as random head 5 ({H[0, 0]:.2f} bits, against {H[5, 0]:.2f} for head 5)"
+    )
+    claim(f"its contribution is short too ({first[0]:.3f}, against {first[5]:.3f} for head 5)")
     assert "tendency" not in TEXT and "3 of the 8 queries" not in TEXT
     mean = np.array(eight["mean_entropy_bits"])
     assert mean[5:].min() > mean[:5].max()  # they are the heads that spread their weight

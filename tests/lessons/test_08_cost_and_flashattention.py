@@ -226,8 +226,8 @@ def test_flashattention_1_and_2_loop_orders_are_told_apart():
 
     order = tiles_read(16, 4, 4, False)
     assert order[:4] == [(0, 0), (0, 1), (0, 2), (0, 3)]  # one query block, all key tiles
-    claim("**FlashAttention** (Algorithm 1 of Dao et al., 2022) puts the blocks of \\(K\\)")
-    claim("in the outer loop")
+    claim("**The original FlashAttention** (Algorithm 1 of Dao et al., 2022) puts the blocks of")
+    claim("\\(K\\) and \\(V\\) in the outer loop")
     claim("writes the normalised output and \\(\\ell\\), \\(m\\) back")
     claim("**FlashAttention-2** (Dao, 2023) swaps the loops: a block of queries stays in SRAM")
     claim("\\(o\\) is divided by \\(\\ell\\) once, after the last tile")
