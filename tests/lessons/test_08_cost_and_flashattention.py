@@ -247,7 +247,7 @@ def test_hbm_sram_kernel_flops_and_the_units_of_m_are_defined_before_use():
         claim(definition)
         assert TEXT.index(term) >= TEXT.index(definition), f"{term} is used before it is defined"
     sram_numbers = 192 * 1024 // 2
-    claim(f"hold \\(M = {sram_numbers:,d}\\) numbers of 16 bits")
+    claim(f"hold \\(M\\) = {sram_numbers:,d} numbers of 16 bits")
     claim(f"about 1/{sram_numbers / 64**2:.0f} for `d_head` = 64")
     claim(f"1/{sram_numbers / 128**2:.0f} for `d_head` = 128")
     claim("in numbers read or written, for an SRAM that holds \\(M\\) numbers")
