@@ -223,7 +223,10 @@ def test_concat_wo_default_view():
     r = np.corrcoef(H.ravel(), N.ravel())[0, 1]
     assert -0.8 < r < -0.6  # a reviewer measured -0.71
     claim("Over all 64 pairs of a head and a query (8 heads × 8 queries)")
-    claim(f"the higher a row's entropy, the shorter its contribution: their correlation is {f'{r:.2f}'.replace('-', '−')}")
+    r_text = f"{r:.2f}".replace("-", "\u2212")  # the page prints a minus sign
+    claim(
+        f"the higher a row's entropy, the shorter its contribution: their correlation is {r_text}"
+    )
     # torch agrees on the correlation
     np.testing.assert_allclose(
         torch.corrcoef(torch.from_numpy(np.stack([H.ravel(), N.ravel()])))[0, 1].item(), r
