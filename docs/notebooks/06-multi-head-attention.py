@@ -70,7 +70,23 @@ print(
 
 # %% [markdown]
 # ## Parameters do not depend on n_heads
+#
+# Build a layer head by head, as separate arrays: for `h` heads of `d_head = d_model / h`,
+# each head has its own `W_Q`, `W_K`, `W_V` of shape `(d_model, d_head)` and its own block of
+# `W_O`, `(d_head, d_model)`. The shapes change with `h`; count the numbers the arrays hold,
+# then join the blocks and run the layer to see that it is a working multi-head layer.
 
 # %%
 for h in (1, 2, 4, 8, 16):
-    print(f"{h:2d} heads of {d_model // h:2d}: {4 * d_model * d_model} weights")
+    d_h = d_model // h
+    blocks = {
+        name: [rng.normal(size=(d_model, d_h)) for _ in range(h)] for name in ("W_Q", "W_K", "W_V")
+    }
+    blocks["W_O"] = [rng.normal(size=(d_h, d_model)) for _ in range(h)]
+    count = sum(a.size for arrays in blocks.values() for a in arrays)
+    joined = [np.concatenate(blocks[n], axis=1) for n in ("W_Q", "W_K", "W_V")]
+    joined.append(np.concatenate(blocks["W_O"], axis=0))
+    layer_out, _ = multi_head_attention(x, *joined, n_heads=h)
+    shapes = ", ".join(f"{n} {h} × {blocks[n][0].shape}" for n in ("W_Q", "W_K", "W_V", "W_O"))
+    print(f"n_heads {h:2d}: {shapes}: {count} parameters, output {layer_out.shape}")
+print("4 * d_model**2 =", 4 * d_model**2)

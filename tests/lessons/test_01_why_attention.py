@@ -244,3 +244,26 @@ def test_the_code_exercise_checks_the_edge_case_the_lesson_teaches():
 @pytest.mark.parametrize("target", ["02-queries-and-keys.md", "03-attention-pattern.md"])
 def test_it_points_forward(target):
     assert f"]({target})" in SOURCE
+
+
+def test_the_embedding_is_one_compromise_not_the_commonest_sense():
+    """Issue 25: nothing in the lab supports "leaning towards the commonest one": its
+    *mole* points almost opposite the skin sense."""
+    res = lab()
+    skin = sense(res, "skin mark")
+    assert res["cos_before"][skin] < -0.9
+    claim(f"points almost opposite the skin sense (a cosine of {res['cos_before'][skin]:.2f})")
+    claim("nothing makes it an even mix of them")
+    assert "commonest" not in TEXT
+
+
+def test_a_token_reads_itself_too():
+    """Issue 25: the update comes from the tokens of the sentence, the token's own included;
+    the lab leaves the word itself out and says so."""
+    claim("update from the tokens of its text (itself among them)")
+    claim("from the vectors of the tokens in its sentence, its own included")
+    claim("a real head gives its own vector a weight too")
+    claim("The lab below leaves the word itself out")
+    claim("for each token from the tokens of its sentence (itself included)")
+    for wrong in ("from the other tokens", "from the other words", "read the other tokens"):
+        assert wrong not in SOURCE, wrong

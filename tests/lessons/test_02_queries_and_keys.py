@@ -275,3 +275,43 @@ def test_the_code_exercise_checks_shape_a_known_case_and_non_square_w():
 )
 def test_it_links_back_and_forward(target):
     assert f"]({target})" in SOURCE
+
+
+def test_the_token_convention_of_lessons_2_to_6_is_stated_once_here():
+    """Issue 25: one convention for the synthetic labs' tokens (case-folded words plus a
+    position vector), said once, here, where the reader first meets such a lab."""
+    from attention_labs.labs import attention_pattern, eight_heads, query_picker, value_update
+
+    claim('!!! note "How the labs of lessons 2 to 6 turn words into vectors"')
+    claim("A token is a word with its case ignored: *The* and *the* are one word")
+    claim("Its embedding is a fixed random vector for that word plus a vector for its position")
+    claim("So the same word at two places gets two related but different vectors")
+    # and the labs do it: the same word vector for "The" and "the", a different position
+    np.testing.assert_array_equal(
+        query_picker.token_embeddings(["The"], 0), query_picker.token_embeddings(["the"], 0)
+    )
+    for word in (
+        attention_pattern._word_embedding,
+        value_update._word_embedding,
+        eight_heads._word_vector,
+    ):
+        np.testing.assert_array_equal(word("The", 0), word("the", 0))
+    X = value_update.embeddings(["the", "the"], 0)
+    assert not np.allclose(X[0], X[1])  # positions tell them apart
+    X = eight_heads.embeddings(["the", "the"], 0)
+    assert not np.allclose(X[0], X[1])
+
+
+def test_the_unscaled_comparison_does_not_contradict_the_geometry_lab():
+    """Issue 25: "the plain scores are larger than in two dimensions" pointed the wrong way
+    (the 2-D lab's top key took more of the weight unscaled). The lesson now says that the
+    lengths matter as much as the width."""
+    from attention_labs import softmax
+
+    g, res = geo(), pick()
+    unscaled = softmax(np.array(res["scores"])).max()
+    assert g["weights"][0] > unscaled  # why the old sentence misled
+    assert "larger than in two dimensions" not in TEXT
+    claim(f"the geometry lab's key 1 took {g['weights'][0]:.2f} in two dimensions because its")
+    claim("arrows are long")
+    claim("each score adds up `d_head` products; the division undoes that growth")

@@ -298,9 +298,13 @@ def filled(spec, ns, field):
 def test_exercise_sizes_match_the_prose():
     by_hand, ns = by_hand_exercise()
     seq_len, d_head = ns["Q"].shape
-    assert (seq_len, d_head) == (3, 2) and ns["K"].shape == ns["V"].shape == (3, 2)
+    assert (seq_len, d_head) == (3, 2) and ns["K"].shape == (3, 2)
     prompt = filled(by_hand, ns, "prompt")
-    assert "Three tokens have 2-dimensional queries, keys and values" in prompt
+    assert "Three tokens have 2-dimensional queries and keys" in prompt
+    # Issue 25: no O = AV before the values are taught (lesson 5)
+    assert "V" not in ns and "O" not in ns
+    assert [a["name"] for a in by_hand["answers"]] == ["scores", "weights"]
+    assert "AV" not in prompt and "output" not in prompt
     assert "\\(d_{\\text{head}} = 2\\)" in prompt
     assert "\\(S = QK^{\\top} / \\sqrt{ 2 }\\)" in prompt
     np.testing.assert_allclose(ns["S"], attention_logits(ns["Q"], ns["K"]))
@@ -345,31 +349,29 @@ def rounded_both_ways(x):
         yield np.where(bits, hi, lo)
 
 
-def two_decimal_worst_case(Q, K, V):
-    """The largest error, per answer (scores, weights, output), of a reader who keeps two
-    decimals at every step: 1/sqrt(d_head) taken as anything from 1/1.42 to 0.71, every
-    score, exponential, row sum, weight and output rounded down or up (all combinations)."""
+def two_decimal_worst_case(Q, K):
+    """The largest error, per answer (scores, weights), of a reader who keeps two decimals
+    at every step: 1/sqrt(d_head) taken as anything from 1/1.42 to 0.71, every score,
+    exponential, row sum and weight rounded down or up (all combinations)."""
     S = attention_logits(Q, K)
     A = softmax(S)
-    out = A @ V
     dots = Q @ K.T
-    worst = np.zeros(3)
+    worst = np.zeros(2)
     for i in range(len(Q)):
         for inv_root in (1 / 1.41, 0.71, 1 / 1.42, 0.70, 1 / math.sqrt(2)):
             for s in rounded_both_ways(dots[i] * inv_root):
                 for e in rounded_both_ways(np.exp(s)):
                     for total in rounded_both_ways(np.array([e.sum()])):
                         for w in rounded_both_ways(e / total):
-                            for o in rounded_both_ways(w @ V):
-                                errors = [abs(s - S[i]), abs(w - A[i]), abs(o - out[i])]
-                                worst = np.maximum(worst, [e.max() for e in errors])
+                            errors = [abs(s - S[i]), abs(w - A[i])]
+                            worst = np.maximum(worst, [e.max() for e in errors])
     return worst
 
 
 def test_the_tolerance_accepts_every_two_decimal_reader():
     spec, ns = by_hand_exercise()
-    worst = two_decimal_worst_case(ns["Q"], ns["K"], ns["V"])
-    assert worst.max() <= spec["tolerance"]  # each of the three answers
+    worst = two_decimal_worst_case(ns["Q"], ns["K"])
+    assert worst.max() <= spec["tolerance"]  # each of the two answers
     assert spec["tolerance"] - worst.max() < 0.005  # ...and not much looser than needed
     assert ns["tolerance"] == spec["tolerance"]  # the prompt's number is the fence's
     assert "Rounding every step to two decimals is fine" in filled(spec, ns, "prompt")
@@ -378,7 +380,7 @@ def test_the_tolerance_accepts_every_two_decimal_reader():
     S = r2(ns["dots"] * r2(1 / math.sqrt(2)))
     e = r2(np.exp(S))
     w = r2(e / r2(e.sum(axis=1, keepdims=True)))
-    assert np.abs(r2(w @ ns["V"]) - ns["O"]).max() <= spec["tolerance"]
+    assert np.abs(w - ns["A"]).max() <= spec["tolerance"] / 2
 
 
 def test_the_worked_solution_and_hint_have_no_typed_numbers():
@@ -415,16 +417,24 @@ def test_the_content_head_is_random_and_gives_different_tokens_different_keys():
     tokens = params["tokens"]
     assert params["preset"] == "content"
     _, K = queries_and_keys(tokens, "content", params["d_head"], 0)
-    the, The = tokens.index("the"), tokens.index("The")
-    assert not np.allclose(K[the], K[The])
     assert len({tuple(k) for k in K.round(12)}) == len(tokens)
     claim("The head is **synthetic and random**, not trained")
-    claim("two different tokens, even *The* and *the*, never share a key")
+    # Issue 25: the convention of lesson 2 (case-folded words plus positions), not a new one
+    claim("its tokens are made as in every lab of these lessons")
+    claim("like *The* and *the* here (one word, its case ignored), gets a related but")
+    claim("different key, and two different words never share one")
+    assert "two different tokens, even *The* and *the*, never share a key" not in TEXT
+    _, K_the = queries_and_keys(["the", "x"], "content", 256, 0)
+    _, K_The = queries_and_keys(["The", "x"], "content", 256, 0)
+    np.testing.assert_array_equal(K_the, K_The)  # case is ignored
+    the, The = tokens.index("the"), tokens.index("The")
+    _, K = queries_and_keys(tokens, "content", 256, 0)
+    assert 0.3 < np.corrcoef(K[the], K[The])[0, 1] < 0.95  # related, not equal
     # "a word repeated at another position gets a related but different key"
     _, K = queries_and_keys(["x", "y", "x"], "content", 256, 0)
     corr = np.corrcoef(K)
     assert 0.3 < corr[0, 2] < 0.95 and abs(corr[0, 1]) < 0.3
-    claim("a word repeated at another position gets a related but different key")
+    claim("So a word repeated at another")
 
 
 def test_prerequisites_are_lessons_1_and_2():
@@ -452,9 +462,9 @@ def test_scaled_rows_keep_their_spread_at_every_width():
     claim(
         f"the mean entropy stays between {min(sc['entropy_bits']):.2f} and "
         f"{max(sc['entropy_bits']):.2f} bits (a uniform row would have "
-        f"{res['max_entropy_bits']:g}), and the gradient stays between "
-        f"{min(sc['gradient']):.4f} and {max(sc['gradient']):.4f} (the lab's table rounds to "
-        "the same four decimals)."
+        f"{res['max_entropy_bits']:g}), and the median row's \\(\\lVert J \\rVert_F\\) stays "
+        f"between {min(sc['gradient']):.4f} and {max(sc['gradient']):.4f} (the lab's table "
+        "rounds to the same four decimals)."
     )
     claim(f"What the default view shows, with {res['seq_len']} rows:")
 
@@ -471,8 +481,9 @@ def test_unscaled_entropy_collapses_and_the_gradient_vanishes():
     ratio = sc["gradient"][-1] / g[-1]
     claim(
         f"from {h[0]:.2f} bits at {widths[0]} to {h[-1]:.2f} at {widths[-1]}, and **the "
-        f"gradient vanishes**: at {widths[-1]} the median row's \\(\\lVert J \\rVert_F\\) "
-        f"is {g[-1]:.4f}, {ratio:,.0f} times smaller than with the scale."
+        f"Jacobian vanishes, and with it the gradient**: at {widths[-1]} the median row's "
+        f"\\(\\lVert J \\rVert_F\\) is {g[-1]:.4f}, {ratio:,.0f} times smaller than with the "
+        "scale."
     )
     # over seeds too, not only on the default view
     for seed in range(1, 5):
@@ -495,7 +506,8 @@ def test_a_little_spread_helps_at_the_smallest_width():
     assert 0 < best < len(sharpness) - 1 and norms[-1] < 1e-6
     claim("the Jacobian is largest for a row that is neither uniform nor one-hot")
     claim(
-        f"the unscaled gradient ({un:.2f}) is even a little larger than the scaled one ({sc:.2f})"
+        f"the unscaled \\(\\lVert J \\rVert_F\\) ({un:.2f}) is even a little larger than the "
+        f"scaled one ({sc:.2f})"
     )
 
 
@@ -508,4 +520,28 @@ def test_the_jacobian_formula_is_the_softmax_jacobian():
     np.testing.assert_allclose(softmax_jacobian(softmax(z.numpy())), J, atol=1e-15)
     one_hot = np.eye(4)[1]
     assert np.all(softmax_jacobian(one_hot) == 0)  # "every entry of J is 0"
-    claim("every \\(p_j\\) is 0 or 1, so every entry of \\(J\\) is 0")
+    claim("every \\(a_j\\) is 0 or 1, so every entry of \\(J\\) is 0")
+
+
+def test_one_name_per_thing_and_the_jacobian_is_not_called_the_gradient():
+    """Issue 25: "length" is kept for the norm (lessons 2 and 5), ‖J‖_F is softmax's
+    Jacobian, not "the gradient", the symbols stay s (scores) and a / A (weights), and the
+    number of keys is `seq_len`, not n."""
+    claim("A query and a key each have \\(d_{\\text{head}}\\) components")
+    assert "vectors of length \\(d_{\\text{head}}\\)" not in TEXT
+    claim("call its scores \\(s\\)")
+    claim("its weights \\(a = \\operatorname{softmax}(s)\\), which is row \\(i\\) of \\(A\\)")
+    claim("J = \\operatorname{diag}(a) - a\\,a^{\\top}")
+    claim("\\(J\\) is not itself the gradient, but every gradient that flows back")
+    for gone in (
+        "softmax}(z)",
+        "\\partial z_k",
+        "diag}(p)",
+        "the gradient stays",
+        "unscaled gradient",
+    ):
+        assert gone not in TEXT, gone
+    claim(
+        "\\(\\log_2 \\text{seq\\_len}\\) bits, when the weight is spread evenly over all `seq_len`"
+    )
+    assert "\\log_2 n" not in TEXT

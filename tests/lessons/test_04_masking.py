@@ -354,3 +354,20 @@ def batch_weights(scores, lengths, causal):
     assert result["run"]["error"] is None, result["run"]
     failed = [case["name"] for case in result["cases"] if not case["passed"]]
     assert failed == ["a row with nothing to see is all zeros, never NaN"]
+
+
+def test_the_padding_rows_name_is_the_librarys_not_berts():
+    """Issue 25: `attention_mask` is the Transformers library's name for the padding row,
+    not something Devlin et al. (2019) describe; PyTorch's `key_padding_mask` is its
+    negation, as the lesson says."""
+    assert "BERT's `attention_mask`" not in TEXT and "Devlin" not in SOURCE
+    claim("Hugging Face's Transformers library calls it `attention_mask` (1 for a real token, 0")
+    claim("PyTorch's `key_padding_mask` is its negation (True for padding)")
+    # the negation, checked: True in key_padding_mask hides a key, as False does here
+    keep = padding_mask([3], 5)[0]
+    mha = torch.nn.MultiheadAttention(4, 1, batch_first=True)
+    x = torch.randn(1, 5, 4)
+    _, w = mha(x, x, x, key_padding_mask=torch.from_numpy(~keep)[None])
+    assert (w[0][:, ~torch.from_numpy(keep)] == 0).all()
+    sources = SOURCE.split("## Sources", 1)[1]
+    assert "Wolf, T. et al. (2020)" in sources and "key_padding_mask" in sources

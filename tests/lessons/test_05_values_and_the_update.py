@@ -52,9 +52,8 @@ def test_lab_fence_is_the_default_lab():
 
 
 def test_the_synthetic_head_is_said_to_be_random_where_the_lab_is_met():
-    claim(
-        "Its embeddings and its four matrices are **random** (synthetic: no model was trained here)"
-    )
+    claim("and its four matrices are **random** (synthetic: no model was trained here)")
+    claim("Its embeddings (a word vector plus a position vector, as in [lesson 2]")
 
 
 def test_default_view_numbers_and_claims():
@@ -122,13 +121,32 @@ def test_rank_claims():
         assert default(d_head=d_head)["value_rank"] <= d_head
 
 
-def test_The_and_the_have_the_same_value_and_weight():
+def test_The_and_the_are_one_word_at_two_positions_weighed_by_their_keys():
+    """Issue 25: equal weight comes from equal keys (keys are matched, values are moved),
+    and with the convention of lesson 2 (case-folded words plus positions) *The* and *the*
+    are one word at two places: different keys, different weights, different values."""
+    from attention_labs.labs import value_update
+
     res = default()
     i, j = res["tokens"].index("The"), res["tokens"].index("the")
-    np.testing.assert_allclose(res["values"][i], res["values"][j], atol=1e-14)
-    A = np.array(res["pattern"])
-    np.testing.assert_allclose(A[:, i], A[:, j], atol=1e-14)
-    claim("so they have the same value: every query gives them the same weight")
+    np.testing.assert_array_equal(
+        value_update._word_embedding("The", 0), value_update._word_embedding("the", 0)
+    )
+    assert not np.allclose(res["values"][i], res["values"][j])
+    row = res["row"]
+    assert row[i] != row[j]
+    q = res["tokens"][res["query"]]
+    claim(f"Here *{q}* gives *The* {row[i]:.3f} of its weight and *the* {row[j]:.3f}, because")
+    claim("A query weighs a token by the token's *key*; what the token hands over is its *value*")
+    # equal keys give equal weights whatever the values: one head on two equal embeddings
+    W = value_update.weights(res["d_head"], 0)
+    X = value_update.embeddings(res["tokens"], 0)
+    X[j] = X[i]
+    head = value_update.head_output(X, **W)
+    np.testing.assert_allclose(head["pattern"][:, i], head["pattern"][:, j], atol=1e-14)
+    claim("their keys would be equal, so every query would give")
+    claim("them the same weight, and their values would be equal")
+    assert "so they have the same value: every query gives them the same weight" not in TEXT
 
 
 def test_python_cell_runs_and_shows_a_rank_of_at_most_d_head():

@@ -244,3 +244,23 @@ def test_sources_cite_the_papers():
         "Geva, M.",
     ):
         assert cite in sources, cite
+
+
+def test_geva_keys_are_columns_of_the_first_matrix_and_values_rows_of_the_second():
+    """Issue 25: with the lesson's shapes (row vectors, x W_1 then h W_2), the keys of Geva
+    et al. (2021) are the columns of W_1 (d_model x d_ff) and the values the rows of W_2."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    d_model, d_ff = 4, 6
+    x, W1, W2 = (
+        rng.normal(size=d_model),
+        rng.normal(size=(d_model, d_ff)),
+        rng.normal(size=(d_ff, d_model)),
+    )
+    h = np.maximum(x @ W1, 0)
+    np.testing.assert_allclose(x @ W1, [x @ W1[:, i] for i in range(d_ff)])  # key i: column i
+    np.testing.assert_allclose(h @ W2, sum(h[i] * W2[i] for i in range(d_ff)))  # value i: row i
+    claim("each *column* of the first matrix acts as a key")
+    claim("Each *row* of the second matrix is the matching value")
+    assert "the first matrix's rows respond" not in TEXT

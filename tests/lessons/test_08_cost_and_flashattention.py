@@ -82,7 +82,7 @@ def test_online_softmax_is_exact_and_never_overflows():
     expected = softmax((Q * 200) @ K.T / math.sqrt(8)) @ V
     assert np.all(np.isfinite(out)) and np.abs(out - expected).max() < 1e-12
     claim("with no approximation")
-    claim("Attention keeps a third the same way (Rabe & Staats, 2021; Dao et al., 2022)")
+    claim("Attention keeps a third the same way (Rabe & Staats, 2021; Dao, 2023)")
     claim("so large scores cannot overflow")
     claim("when the maximum does not change it is 1")
 
@@ -215,3 +215,54 @@ def test_sources():
         "Rabe, M. N. & Staats, C. (2021)",
     ):
         assert cite in sources, cite
+
+
+def test_flashattention_1_and_2_loop_orders_are_told_apart():
+    """Issue 25: queries outside, K/V streaming inside and one division at the end is
+    FlashAttention-2's order (Dao 2023); FlashAttention-1's Algorithm 1 keeps K/V blocks
+    outside and writes the normalised O, l, m back after every step. The lab follows FA-2:
+    for each query block, every key tile in turn."""
+    from attention_labs.labs.tiled_attention import tiles_read
+
+    order = tiles_read(16, 4, 4, False)
+    assert order[:4] == [(0, 0), (0, 1), (0, 2), (0, 3)]  # one query block, all key tiles
+    claim("**The original FlashAttention** (Algorithm 1 of Dao et al., 2022) puts the blocks of")
+    claim("\\(K\\) and \\(V\\) in the outer loop")
+    claim("writes the normalised output and \\(\\ell\\), \\(m\\) back")
+    claim("**FlashAttention-2** (Dao, 2023) swaps the loops: a block of queries stays in SRAM")
+    claim("\\(o\\) is divided by \\(\\ell\\) once, after the last tile")
+    claim("The lab below, and the formulas above, use FlashAttention-2's order.")
+    assert "is this loop, written as one GPU kernel: each block of" not in TEXT
+
+
+def test_hbm_sram_kernel_flops_and_the_units_of_m_are_defined_before_use():
+    """Issue 25: HBM, SRAM, "kernel" and FLOPs are defined where they first appear, and M
+    of Theta(N^2 d^2 / M) is said to count numbers."""
+    for term, definition in [
+        ("FLOPs", "**FLOPs** (floating-point operations: one multiplication or one addition each)"),
+        ("HBM", "**HBM** (high-bandwidth memory) is its main memory"),
+        ("SRAM", "**SRAM** (static memory) sits on the processor chip itself"),
+        ("kernel", "runs as a series of **kernels**: a kernel is one function that the GPU runs"),
+    ]:
+        claim(definition)
+        assert TEXT.index(term) >= TEXT.index(definition), f"{term} is used before it is defined"
+    sram_numbers = 192 * 1024 // 2
+    claim(f"hold \\(M\\) = {sram_numbers:,d} numbers of 16 bits")
+    claim(f"about 1/{sram_numbers / 64**2:.0f} for `d_head` = 64")
+    claim(f"1/{sram_numbers / 128**2:.0f} for `d_head` = 128")
+    claim("in numbers read or written, for an SRAM that holds \\(M\\) numbers")
+
+
+def test_block_sizes_of_one_to_three_are_in_the_lab_and_exact():
+    """Issue 25: "whatever the block sizes" while the lab's blocks started at 4."""
+    from attention_labs.labs import tiled_attention
+
+    spec = {p.name: p for p in tiled_attention.SCHEMA}
+    assert spec["block_q"].minimum == spec["block_k"].minimum == 1
+    assert spec["step"].maximum + 1 >= 64 * 64  # every tile of 1 x 1 at seq_len 64
+    one = run_lab("tiled_attention", {"block_q": 1, "block_k": 1})["result"]
+    three = run_lab("tiled_attention", {"block_q": 3, "block_k": 3})["result"]
+    assert one["max_abs_diff"] < 1e-14 and three["max_abs_diff"] < 1e-14
+    claim("Try blocks of 1, one key at a time")
+    claim("or of 3, which do not divide `seq_len` 16")
+    claim(f"the difference is {one['max_abs_diff']:.1e} and {three['max_abs_diff']:.1e}")

@@ -191,3 +191,21 @@ def test_sources():
         "Jiang, A. Q. et al. (2023). *Mistral 7B.*",
     ):
         assert cite in sources, cite
+
+
+def test_mistrals_sliding_window_caps_its_cache_where_its_size_is_computed():
+    """Issue 25: Mistral 7B's rolling buffer keeps the last 4,096 keys and values per layer
+    (Jiang et al. 2023, section 2), so its cache stops growing at the window; the paper
+    notes an 8x saving at 32k tokens."""
+    from attention_labs.labs.cache_size import cache_bytes, readable_bytes
+
+    capped = cache_bytes(32, 8, 128, 4096, "fp16")
+    full = cache_bytes(32, 8, 128, 32 * 1024, "fp16")
+    assert capped == 2 * 32 * 8 * 128 * 4096 * 2 and full // capped == 8
+    claim("Its layers use a [sliding window](04-masking.md#sliding-windows)")
+    claim("of 4,096 keys: no query reads further back, so the model keeps only the")
+    claim("*rolling buffer*")
+    claim(f"it is {readable_bytes(capped)} in fp16 at 4,096 tokens and stays")
+    claim(f"{readable_bytes(capped)} at any length, where a full cache would need")
+    claim(f"{readable_bytes(full)} at 32,768 tokens, 8 times more")
+    claim(f"Mistral 7B keeps {readable_bytes(capped)} at any length")

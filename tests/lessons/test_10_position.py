@@ -238,3 +238,63 @@ def test_sources():
         "Haviv, A.",
     ):
         assert cite in sources, cite
+
+
+def test_vaswanis_reason_pe_at_p_plus_k_is_a_rotation_of_pe_at_p():
+    """Issue 25: Vaswani et al. (2017, section 3.5) chose sinusoids because PE_{p+k} is a
+    linear function of PE_p for any fixed k: pair by pair, a rotation by k omega_i, the
+    bridge to RoPE."""
+    d, n, k = 64, 48, 5
+    PE = sinusoidal_positions(np.arange(n + k), d)
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)
+    M = np.zeros((d, d))
+    for i, w in enumerate(omega):
+        c, s = np.cos(k * w), np.sin(k * w)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, -s], [s, c]]
+    err = np.abs(PE[k:] - PE[:n] @ M).max()
+    assert err < 1e-12
+    np.testing.assert_allclose(M @ M.T, np.eye(d), atol=1e-12)  # a rotation
+    claim("is a *linear function* of the encoding of \\(p\\), the same function")
+    claim("So one block-diagonal **rotation** that depends on \\(k\\) alone takes every position's")
+    claim(f"for the lab's encodings and \\(k = {k}\\), the largest difference is {err:.0e}")
+    claim("rotary embeddings, at the end of this lesson, are built from it")
+
+
+def test_one_sign_for_the_offset_on_the_whole_page():
+    """Issue 25: the sinusoid section said other - this, the RoPE section query - key. Now
+    the compared position is read as the key, so the chart's other - compared is query - key
+    too, and the sinusoid lab's offsets are exactly that."""
+    res = run_lab("sinusoidal")["result"]
+    p = res["position"]
+    np.testing.assert_array_equal(res["offsets"], np.arange(len(res["dots"])) - p)
+    claim("Read the compared position as a key's and each other position as a query's")
+    claim("the query's position minus the key's (on the chart, the other position minus the")
+    claim("This sign is the one the whole lesson uses.")
+    assert "(the other position minus this one)" not in TEXT
+
+
+def test_the_pairing_convention_and_hugging_faces_rotate_half():
+    """Issue 25: the lesson pairs neighbours (2i, 2i+1); Hugging Face's Llama (and so
+    SmolLM2) pairs j with j + d/2 (rotate_half). The two are the same rotation with the
+    dimensions reordered, checked against transformers' own apply_rotary_pos_emb."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    llama = pytest.importorskip("transformers.models.llama.modeling_llama")
+    d, m = 16, 7
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=d)
+    inv_freq = rope_frequencies(d)
+    emb = np.concatenate([m * inv_freq, m * inv_freq])
+    cos, sin = (torch.from_numpy(f(emb))[None, None] for f in (np.cos, np.sin))
+    t = torch.from_numpy(x)[None, None]
+    hf, _ = llama.apply_rotary_pos_emb(t, t, cos, sin)
+    hf = hf.numpy().reshape(d)
+    order = np.ravel([[j, j + d // 2] for j in range(d // 2)])  # HF's pairs as neighbours
+    np.testing.assert_allclose(hf[order], apply_rope(x[order], m), atol=1e-12)
+    assert not np.allclose(hf, apply_rope(x, m))  # the orders do differ
+    claim("This lesson, like Su et al., pairs")
+    claim("neighbours, \\((2i, 2i+1)\\)")
+    claim("pairs dimension \\(j\\) with \\(j + d_{\\text{head}}/2\\) instead")
+    claim("(its function `rotate_half` swaps the two halves of the vector and negates one)")
+    claim("It is the same rotation with the dimensions listed in")

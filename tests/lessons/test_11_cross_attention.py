@@ -164,7 +164,7 @@ def test_self_attention_is_the_special_case():
 
 def test_keys_and_values_once_counts():
     claim("that is 20 rows of keys (and of values) per layer, instead of 600")
-    claim("a 64 × 64 grid, 4,096 queries")
+    claim("a 64 × 64 grid, and its network")
 
 
 def test_a_fully_padded_source_is_zeros_as_in_lesson_4():
@@ -252,3 +252,24 @@ def test_sources_name_the_papers_the_brief_asks_for():
     sources = SOURCE.split("## Sources", 1)[1]
     assert "Vaswani" in sources and "(2017)" in sources and "NeurIPS" in sources
     assert "Rombach" in sources and "(2022)" in sources and "CVPR" in sources
+
+
+def test_stable_diffusions_rectangles_and_its_fixed_77_token_prompt():
+    """Issue 25: "4,096 queries reading a prompt of a few dozen tokens" holds only in the
+    U-Net's outermost blocks, and the CLIP prompt is always 77 tokens."""
+    sides = [64 // 2**level for level in range(4)]
+    queries = [s * s for s in sides]
+    assert queries == [4096, 1024, 256, 64]
+    claim("a 512 × 512 image downsampled by 8 is a 64 × 64 grid")
+    claim("cross-attention layers have 4,096, 1,024 and 256 queries, and 64 in the middle block")
+    claim("The keys are always 77: its text encoder, CLIP's (Radford et al., 2021), pads or cuts")
+    claim(
+        "The rectangles run from 4,096 × 77, tall and thin, to 64 × 77, a little wider than tall."
+    )
+    assert "a few dozen tokens" not in TEXT
+
+
+def test_devlin_is_not_cited_for_the_padding_mask():
+    """Issue 25: BERT's paper does not describe the padding mask."""
+    assert "Devlin" not in SOURCE
+    assert "Radford, A. et al. (2021)" in SOURCE.split("## Sources", 1)[1]

@@ -45,7 +45,16 @@ def test_one_previous_token_head_wins_on_every_sentence_and_the_map_shows_it():
         winners.add(tuple(int(i) for i in np.unravel_index(p.argmax(), p.shape)))
     assert winners == {(0, 2)}
     low = min(a["head_stats"]["previous_token"][0][2] for a in assets)
-    claim(f"at least {low:.1%} of their weight on the previous token")
+    # Issue 25: that is the smallest per-sentence MEAN; single queries go lower
+    claim(f"Averaged over a sentence's queries, it puts at least {low:.1%} of their weight")
+    claim("on the previous token, on every sentence; single queries go down to")
+    singles = [
+        float(w[q, q - 1])
+        for w in (real_maps.decode_attention(a)[0, 2] for a in assets)
+        for q in range(1, len(w))
+    ]
+    assert 0.92 < min(singles) < 0.94 < low  # a reviewer read 92.9% from the JSON
+    claim(f"single queries go down to {min(singles):.1%}.")
     shown = fences("attention-map")[0]
     assert (shown["layer"], shown["head"]) == (0, 2)
     # the shown sentence, decoded: every query after the first looks one token back
@@ -190,3 +199,26 @@ def test_code_exercise_rejects_the_usual_mistakes():
     # zero instead of None when nothing repeats
     wrong = code["solution"].replace("if sums else None", "if sums else 0.0")
     assert not cells.check_code(wrong, code["checks"], "<wrong>", names)["passed"]
+
+
+def test_induction_needs_two_layers_not_two_heads_per_layer():
+    """Issue 25: the circuit needs a previous-token head in an earlier layer, so two layers
+    is the minimum; nothing requires two heads per layer."""
+    cfg = induction.training_story()["config"]
+    assert cfg["n_layers"] == 2
+    claim("The circuit needs two layers, since")
+    claim("so two layers is the fewest in which induction heads can")
+    claim("form; the number of heads in a layer is not what limits it")
+    claim(f"Ours has {cfg['n_layers']} layers of {cfg['n_heads']} heads each, no MLP")
+    assert "It is the smallest one in which induction heads form" not in TEXT
+
+
+def test_smollm2_figures_say_they_show_the_dequantised_instruct_weights():
+    """Issue 25: the maps come from the 4-bit GGUF of SmolLM2-135M-Instruct, dequantised."""
+    smol = [f for f in fences("attention-map") if f["model"] == "smollm2-135m"]
+    assert smol
+    for fence in smol:
+        assert fence["caption"].startswith("SmolLM2-135M-Instruct (dequantised from 4 bits)")
+    index = json.loads((ASSETS / "index.json").read_text())
+    (model,) = [m for m in index["models"] if m["slug"] == "smollm2-135m"]
+    assert "Instruct" in json.dumps(model)

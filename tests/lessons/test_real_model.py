@@ -63,3 +63,15 @@ def test_cells_run_in_order_and_say_what_the_prose_says(runs):
     np.testing.assert_allclose(heat[0]["values"], ns["pattern"][2], atol=1e-12)
     prev = np.array(heat[0]["values"])
     assert np.mean([prev[i, i - 1] for i in range(1, len(prev))]) > 0.9  # the title's claim
+
+
+def test_the_download_sizes_are_the_files_sizes():
+    """Issue 25: 23.6 MB was the weights plus the vocabulary; the int8 file alone is 23.4 MB.
+    Both are now computed from the vendored files."""
+    vendored = ROOT / "docs" / "vendor" / "minilm"
+    weights = (vendored / "all-minilm-l6-v2.int8.safetensors").stat().st_size / 1e6
+    vocab = (vendored / "vocab.txt").stat().st_size / 1e6
+    assert 0 < vocab < weights  # the vocabulary is not counted in the weights
+    assert f"downloads the model once: {weights:.1f} MB of weights, stored as" in TEXT
+    assert f"and its vocabulary ({vocab:.1f} MB)" in TEXT
+    assert "23.6" not in SOURCE

@@ -144,3 +144,40 @@ def test_the_first_token_head_is_what_the_asset_says():
     claim("on the sentence of lesson 12")
     claim("Lessons: [Real heads](lessons/12-real-heads.md), where these heads are shown")
     assert first[layer, head] > 0.5  # "most of its weight" is implied by the share shown
+
+
+def test_equivariance_is_said_to_need_no_causal_mask():
+    """Issue 25: permutation-equivariance holds only without a causal mask."""
+    from attention_labs import causal_mask
+
+    rng = np.random.default_rng(1)
+    d, h, n = 16, 4, 6
+    x = rng.standard_normal((n, d))
+    W = rng.standard_normal((4, d, d)) / math.sqrt(d)
+    perm = rng.permutation(n)
+    out, _ = multi_head_attention(x, *W, n_heads=h, mask=causal_mask(n))
+    shuffled, _ = multi_head_attention(x[perm], *W, n_heads=h, mask=causal_mask(n))
+    assert np.abs(shuffled - out[perm]).max() > 0.01  # the mask breaks it
+    claim("Without positional information and without a causal mask, a layer is")
+    claim("A causal mask is fixed by position, so it breaks the symmetry")
+    assert re.search(r"the same layer's shuffled outputs differ by up to \d\.\d\d", TEXT)
+
+
+def test_what_heads_learn_depends_on_the_training_objective():
+    """Issue 25: MiniLM was trained contrastively, not to predict text."""
+    assert "Whatever helped the model predict its training text" not in TEXT
+    claim("Whatever helped the model at the task it was trained on")
+    claim("was then trained contrastively, to place sentences that belong together close")
+
+
+def test_sliding_window_and_sparse_attention_are_in_the_sub_quadratic_list():
+    """Issue 25: the list lacked sparse and sliding-window attention."""
+    section = next(body for q, body in SECTIONS.items() if "not quadratic" in q)
+    assert "**Sliding-window attention**" in section and "**Sparse attention**" in section
+    claim("Mistral 7B uses a window of 4,096 in every layer (Jiang et al., 2023)")
+    claim("(Child et al., 2019)")
+    for entry in (
+        r"Child, R\..*\(2019\).*Sparse Transformers",
+        r"Beltagy, I\..*\(2020\).*Longformer",
+    ):
+        assert re.search(entry, re.sub(r"\s+", " ", SOURCES)), entry

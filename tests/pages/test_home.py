@@ -196,3 +196,16 @@ def test_a_lesson_missing_from_the_plan_is_still_listed_by_its_number(tmp_path):
     assert home.COMING_NOTE in out  # a lesson is coming: the page says what the marks mean
     (tmp_path / "lessons" / "03-c.md").write_text("---\ntitle: C\n---\n# C\n", "utf-8")
     assert "coming" not in home.expand(home.MARKER, tmp_path)  # all written: nothing to say
+
+
+def test_home_page_claims_only_the_arithmetic_matches_and_counts_the_models():
+    """Issue 25: "what you see in a lab is what a real transformer computes" contradicted the
+    next paragraph (the labs' heads are synthetic), and "every layer and head of that model"
+    ignored that the explorer has two models."""
+    text = home_text()
+    assert "what you see in a lab is what a real transformer computes" not in text
+    assert "the arithmetic in a lab is the arithmetic of a real transformer" in text
+    models = json.loads((DOCS / "assets" / "attention" / "index.json").read_text("utf-8"))
+    n = len(models["models"])
+    assert n == 2
+    assert f"every layer and head of each of these {n} models on real sentences" in text

@@ -244,9 +244,11 @@ def test_attention_by_hand_reference_is_labs_py_attention():
     ((where, spec),) = [(w, s) for w, s in EXERCISES if s["id"] == "attention-by-hand"]
     ns = exercise.run_setup(spec, where)
     answers = {a["name"]: a for a in exercise.numeric_answers(spec, ns, where)}
-    out, weights = scaled_dot_product_attention(ns["Q"], ns["K"], ns["V"])
+    # scores and weights only: the values (O = AV) come in lesson 5 (issue 25)
+    V = np.zeros_like(ns["Q"])
+    _, weights = scaled_dot_product_attention(ns["Q"], ns["K"], V)
     np.testing.assert_allclose(answers["weights"]["values"], weights.ravel())
-    np.testing.assert_allclose(answers["output"]["values"], out.ravel())
+    assert set(answers) == {"scores", "weights"}
     np.testing.assert_allclose(np.sum(weights, axis=1), 1.0)
 
 

@@ -74,6 +74,10 @@ def test_same_token_same_embedding_different_position_different_vector():
     assert np.all(change[1] == 0)
 
 
+def test_words_are_case_folded_as_in_every_synthetic_lab_of_lessons_2_to_6():
+    np.testing.assert_array_equal(embeddings(["The", "cat"], 0), embeddings(["the", "cat"], 0))
+
+
 def test_different_seeds_give_different_scores():
     assert result(seed=0)["S"] != result(seed=1)["S"]
 

@@ -156,8 +156,9 @@ def test_step_past_the_last_tile_names_step_and_the_range():
 @pytest.mark.parametrize(
     "params,param,words",
     [
-        ({"block_q": 2}, "block_q", "from 4 to 64"),
-        ({"block_k": 65}, "block_k", "from 4 to 64"),
+        ({"block_q": 0}, "block_q", "from 1 to 64"),
+        ({"block_k": 65}, "block_k", "from 1 to 64"),
+        ({"seq_len": 64, "block_q": 1, "block_k": 1, "step": 4096}, "step", "from 0 to 4095"),
         ({"seq_len": 1}, "seq_len", "from 2 to 64"),
         ({"d_head": 0}, "d_head", "from 1 to 64"),
         ({"causal": 1}, "causal", "true or false"),
@@ -173,6 +174,27 @@ def test_bad_parameters_name_the_parameter_and_the_range(params, param, words):
 
 def test_largest_runs_and_is_exact():
     assert result(**LARGEST)["max_abs_diff"] <= 1e-12
+
+
+@pytest.mark.parametrize("block", [1, 2, 3])
+def test_the_smallest_blocks_are_allowed_and_exact(block):
+    """The lesson says "whatever the block sizes": 1 (a key at a time, Milakov &
+    Gimelshein's online softmax) and blocks that do not divide seq_len are in the lab."""
+    res = result(block_q=block, block_k=block)
+    assert res["max_abs_diff"] <= 1e-12
+    n_blocks = math.ceil(16 / block)
+    assert len(res["tiles"]) == n_blocks * n_blocks
+    last = result(seq_len=64, block_q=block, block_k=block, step=math.ceil(64 / block) ** 2 - 1)
+    assert last["max_abs_diff"] <= 1e-12
+
+
+def test_the_docstrings_name_flashattention_2s_loop_order():
+    from attention_labs.labs import tiled_attention as lab
+
+    for doc in (lab.__doc__, lab.tiled_attention.__doc__):
+        text = " ".join(doc.split())
+        assert "FlashAttention-2's" in text and "Dao 2023" in text
+    assert "K/V blocks outside" in " ".join(lab.__doc__.split())
 
 
 def test_output_is_strict_json():

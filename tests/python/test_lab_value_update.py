@@ -88,9 +88,18 @@ def test_shapes_follow_d_model_d_head_and_seq_len():
     assert shapes["delta"] == shapes["updated"] == (3, 16)
 
 
-def test_same_word_same_embedding_and_seed_changes_everything():
-    res = result(tokens=["The", "cat", "the"], query=0)
-    np.testing.assert_allclose(res["values"][0], res["values"][2], rtol=0, atol=1e-14)
+def test_same_word_shares_its_word_vector_not_its_position_and_seed_changes_everything():
+    # Case-folded words plus positions (the convention of lessons 2 to 6): "The" and "the"
+    # are one word, so their embeddings differ only by their positions' vectors.
+    X = lab.embeddings(["The", "cat", "the"], 0)
+    P = lab._position_embeddings(0)
+    np.testing.assert_allclose(X[0] - X[2], (P[0] - P[2]) / math.sqrt(2), rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(lab._word_embedding("The", 0), lab._word_embedding("the", 0))
+    assert not np.allclose(X[0], X[2])
+    # a position's vector does not depend on the sentence's length
+    np.testing.assert_array_equal(
+        lab.embeddings(["a", "b"], 0)[1], lab.embeddings(["a", "b", "c"], 0)[1]
+    )
     assert result(seed=1)["delta"] != result()["delta"]
 
 

@@ -142,7 +142,16 @@ def test_different_seeds_give_different_weights():
 
 
 def test_different_tokens_get_different_keys_and_queries():
-    # "The" and "the" are two tokens (no case-folding), at two positions.
+    # "The" and "the" are one word (case-folded, as in every synthetic lab of lessons 2 to 6)
+    # at two positions: their keys and queries still differ.
+    from attention_labs.labs.attention_pattern import queries_and_keys
+
+    for a, b in zip(
+        queries_and_keys(["The", "x"], "content", 8, 0),
+        queries_and_keys(["the", "x"], "content", 8, 0),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(a, b)  # case does not matter
     res = result(preset="content")
     the, The = SENTENCE.index("the"), SENTENCE.index("The")
     logits = np.array(res["logits"])

@@ -12,9 +12,10 @@ shows what it was made for.
   random vector for its position, scaled by 1/sqrt(2) so its components keep unit
   variance (real models add a position embedding too: GPT-2 learns one per position;
   Vaswani et al. 2017 use fixed sinusoids). Random W_Q and W_K project it to a query and
-  a key. Texts are not case-folded: "The" and "the" are different tokens, as they are for
-  a real tokenizer. So two different tokens never share a key, and the same word at two
-  positions gets two related keys (half of each embedding is shared).
+  a key. Words are case-folded ("The" and "the" are one word, as for MiniLM's uncased
+  tokenizer; the convention of every synthetic lab of lessons 2 to 6), so the same word at
+  two positions gets two related keys (half of each embedding is shared) and two different
+  words never share one.
 - ``previous_token`` / ``first_token`` / ``self``: each position has a random code and
   key j is the code of j; query i is half the code of the position it should find
   (i - 1, 0 or i) plus independent noise, so the wanted key scores about d_head / 2 and
@@ -73,8 +74,8 @@ STRENGTH = 0.5  # how much of a positional query is the code it looks for
 @functools.lru_cache(maxsize=4096)  # a reader mostly changes knobs, not words
 def _word_embedding(token: str, seed: int) -> np.ndarray:
     # crc32, not hash(): Python salts str hashes per process, and the page must match CPython.
-    # The exact text, not case-folded: "The" and "the" are two tokens with two vectors.
-    rng = np.random.default_rng([seed, zlib.crc32(token.encode("utf-8"))])
+    # Case-folded: "The" and "the" are one word with one vector (their positions differ).
+    rng = np.random.default_rng([seed, zlib.crc32(token.casefold().encode("utf-8"))])
     vector = rng.standard_normal(D_MODEL)
     vector.flags.writeable = False  # shared by the cache
     return vector

@@ -3,10 +3,11 @@
 A synthetic head for lesson 2 (docs/lessons/02-queries-and-keys.md). Nothing here is
 learned:
 
-- each distinct token (exact text: "The" and "the" are different tokens, as in GPT-2's
-  vocabulary) gets a fixed random embedding of d_model = 64 standard normal components,
-  and each position a smaller random vector (standard deviation 0.5) that is added to it,
-  so that a repeated word is told apart by where it is;
+- each distinct word, case-folded ("The" and "the" are one word, as for MiniLM's uncased
+  tokenizer; the convention of every synthetic lab of lessons 2 to 6), gets a fixed random
+  embedding of d_model = 64 standard normal components, and each position a smaller random
+  vector (standard deviation 0.5) that is added to it, so that a repeated word is told
+  apart by where it is;
 - ``W_Q`` and ``W_K`` are random (d_model, d_head) matrices with entries of variance
   1 / d_model, so each component of a query or key has a variance near 1.25.
 
@@ -61,11 +62,11 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
 def token_embeddings(tokens: list[str], seed: int) -> np.ndarray:
     """Each token's fixed random embedding, (seq_len, d_model), standard normal components.
 
-    A function of the token's text and the seed only (crc32, not hash(): Python salts str
-    hashes per process, and the page must match CPython), drawn for all tokens at once from
-    a counter-based hash and the Box-Muller transform: no generator per token.
+    A function of the token's case-folded text and the seed only (crc32, not hash(): Python
+    salts str hashes per process, and the page must match CPython), drawn for all tokens at
+    once from a counter-based hash and the Box-Muller transform: no generator per token.
     """
-    crc = np.array([zlib.crc32(t.encode("utf-8")) for t in tokens], dtype=np.uint64)
+    crc = np.array([zlib.crc32(t.casefold().encode("utf-8")) for t in tokens], dtype=np.uint64)
     key = _splitmix64((crc << np.uint64(32)) | np.uint64(seed))  # (seq_len,)
     counter = np.arange(2 * D_MODEL, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     bits = _splitmix64(key[:, None] + counter[None, :])  # (seq_len, 2 * d_model)

@@ -5,10 +5,14 @@ row and multiplies by V. :func:`tiled_attention` never holds that matrix: it wal
 score grid in tiles of block_q queries by block_k keys and keeps, for each query row, a
 running maximum, a running sum of exponentials and a running weighted sum of values,
 rescaling them whenever a new tile raises the maximum (the online softmax of Milakov &
-Gimelshein 2018, arXiv:1805.02867; tiled as in Dao et al. 2022, NeurIPS, "FlashAttention",
-Algorithm 1). The output is the same as plain attention's (to rounding); the work is the
-same too; what shrinks is the largest intermediate array (one score tile instead of the
-whole grid) and, on a GPU, the traffic to slow memory.
+Gimelshein 2018, arXiv:1805.02867). The loops are in FlashAttention-2's order (Dao 2023,
+arXiv:2307.08691, Algorithm 1): a block of queries outside, the tiles of K and V streaming
+past inside, and one division by the running sum at the end. FlashAttention-1 (Dao et al.
+2022, NeurIPS, Algorithm 1) has them the other way round: K/V blocks outside, query blocks
+inside, with the normalised output and its m and l written back to memory after every
+tile. The output is the same as plain attention's (to rounding); the work is the same too;
+what shrinks is the largest intermediate array (one score tile instead of the whole grid)
+and, on a GPU, the traffic to slow memory.
 
 The lab draws random Q, K, V (stated on the page), runs both, and returns the tile being
 read at the chosen step with the running max and sum of its query rows, the memory the
@@ -27,15 +31,16 @@ from ..params import LabParameterError, Param
 SCHEMA = (
     Param("seq_len", "integer", 16, "Number of tokens (queries and keys).", 2, 64),
     Param("d_head", "integer", 8, "Width of queries, keys and values.", 1, 64),
-    Param("block_q", "integer", 4, "Query rows per tile.", 4, 64),
-    Param("block_k", "integer", 4, "Key columns per tile.", 4, 64),
+    Param("block_q", "integer", 4, "Query rows per tile.", 1, 64),
+    Param("block_k", "integer", 4, "Key columns per tile.", 1, 64),
     Param("causal", "boolean", False, "Causal mask: skip tiles entirely above the diagonal."),
-    Param("step", "integer", 0, "Which tile to show (0 = the first one read).", 0, 1023),
+    # 64 x 64 tiles of 1 x 1 at most
+    Param("step", "integer", 0, "Which tile to show (0 = the first one read).", 0, 64 * 64 - 1),
     Param("seed", "integer", 0, "Seed for the random Q, K, V.", 0, 2**31 - 1),
 )
 
-# The heaviest settings (`make bench`): the most tiles (16 x 16 of 4 x 4) and the widest heads.
-LARGEST = {"seq_len": 64, "d_head": 64, "block_q": 4, "block_k": 4}
+# The heaviest settings (`make bench`): the most tiles (64 x 64 of 1 x 1) and the widest heads.
+LARGEST = {"seq_len": 64, "d_head": 64, "block_q": 1, "block_k": 1}
 
 SWEEP = [2**k for k in range(2, 18)]  # seq_len 4 ... 131,072 for the plot
 
@@ -62,7 +67,9 @@ def tiled_attention(Q, K, V, block_q, block_k, causal=False, on_tile=None):
     of exp(score - m) so far) and acc (the sum of exp(score - m) times the value rows).
     When a tile raises the maximum from m to m_new, the old l and acc are multiplied by
     exp(m - m_new), which is what they would have been with m_new from the start; at the
-    end, output = acc / l (Milakov & Gimelshein 2018; Dao et al. 2022, Algorithm 1).
+    end, output = acc / l (Milakov & Gimelshein 2018). Queries outside, keys inside and one
+    division at the end: FlashAttention-2's loop order (Dao 2023, Algorithm 1), not
+    FlashAttention-1's (Dao et al. 2022, Algorithm 1: K/V blocks outside).
     """
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     seq_q, d_head = Q.shape  # (seq_len_q, d_head)

@@ -10,9 +10,11 @@ Delta_i = o_i W_O, is ADDED to the embedding: x_i + Delta_i (the residual stream
 W_V W_O is a (d_model, d_model) matrix of rank at most d_head: the value map is low rank.
 Source: Vaswani et al. 2017, "Attention Is All You Need", NeurIPS, eq. 1 and section 3.2.2.
 
-Everything here is synthetic: each distinct word (case-folded) has a fixed random
-embedding with unit-variance components, and W_Q, W_K, W_V, W_O are random matrices,
-scaled so that projected components keep unit variance. For the picture the lab projects
+Everything here is synthetic. Each token's embedding is a fixed random vector for its word
+(case-folded: "The" and "the" are one word) plus a random vector for its position, scaled
+by 1/sqrt(2) so that its components keep unit variance: the convention of every synthetic
+lab of lessons 2 to 6. W_Q, W_K, W_V, W_O are random matrices, scaled so that projected
+components keep unit variance. For the picture the lab projects
 d_model-dimensional vectors onto the plane through the origin, the query's embedding x_i and
 its updated embedding x_i + Delta_i (first direction: x_i; second: the part of Delta_i at
 right angles to it), so those three are drawn exactly; other vectors are shown by their
@@ -31,6 +33,7 @@ from ..attention import entropy_bits, scaled_dot_product_attention
 from ..params import LabParameterError, Param
 
 D_MODEL = 16  # the synthetic embeddings' width: small enough to print, wide enough to matter
+MAX_TOKENS = 64  # the schema's max_items: one position vector each
 
 SCHEMA = (
     Param(
@@ -38,7 +41,7 @@ SCHEMA = (
         "tokens",
         ["The", "fluffy", "blue", "creature", "roamed", "the", "verdant", "forest"],
         "The sentence, one token per item.",
-        max_items=64,
+        max_items=MAX_TOKENS,
         max_chars=32,
     ),
     Param("query", "integer", 3, "The query token (0 = the first token).", 0, 63),
@@ -61,9 +64,20 @@ def _word_embedding(token: str, seed: int) -> np.ndarray:
     return vector
 
 
+@functools.lru_cache(maxsize=8)
+def _position_embeddings(seed: int) -> np.ndarray:
+    """(MAX_TOKENS, d_model): row p is position p's random vector, whatever seq_len is."""
+    # [seed, 2**32]: a stream no word's [seed, crc32] can be (crc32 < 2**32).
+    vectors = np.random.default_rng([seed, 2**32]).standard_normal((MAX_TOKENS, D_MODEL))
+    vectors.flags.writeable = False  # shared by the cache
+    return vectors
+
+
 def embeddings(tokens: list[str], seed: int) -> np.ndarray:
-    """X: (seq_len, d_model), one fixed random row per distinct (case-folded) word."""
-    return np.stack([_word_embedding(t, seed) for t in tokens])
+    """X: (seq_len, d_model): each token's word vector (case-folded) plus its position's,
+    divided by sqrt(2) so that every component keeps unit variance."""
+    words = np.stack([_word_embedding(t, seed) for t in tokens])  # (seq_len, d_model)
+    return (words + _position_embeddings(seed)[: len(tokens)]) / math.sqrt(2)
 
 
 def weights(d_head: int, seed: int) -> dict[str, np.ndarray]:
