@@ -261,7 +261,8 @@ def story(checkpoints, threshold=INDUCTION_THRESHOLD):
 
 
 def cpu_name() -> str:
-    """The processor's model name (same bytes are promised only on the same one)."""
+    """The processor's model name as /proc/cpuinfo gives it (on cloud machines often only
+    the family, "AMD EPYC": not enough to promise bytes, see ``machine``)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -269,6 +270,37 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def machine() -> dict:
+    """What decides the bytes of a CPU training run besides the inputs: the processor (name,
+    family, model and stepping numbers, and a hash of its instruction-set flags, which decide
+    which kernels oneDNN and the BLAS pick), the instruction set torch dispatches its own
+    kernels to (``torch.backends.cpu.get_cpu_capability()``), the torch build and the thread
+    count. Two machines with the same dict ran the same kernels on the same inputs (seen: two
+    machines both named "AMD EPYC", different models, differed in 2 bytes of one map)."""
+    import torch
+
+    fields = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key in ("cpu family", "model", "stepping", "flags") and key not in fields:
+                fields[key] = value.strip()
+            if not line.strip() and fields:
+                break  # the first processor's block is enough: they are all alike
+    except OSError:
+        pass
+    flags = " ".join(sorted(fields.pop("flags", "").split()))
+    return {
+        "cpu": cpu_name(),
+        "cpu_id": "/".join(fields.get(k, "?") for k in ("cpu family", "model", "stepping")),
+        "cpu_flags_sha256": hashlib.sha256(flags.encode()).hexdigest()[:16],
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch": torch.__version__,
+        "threads": 1,
+    }
 
 
 def _r(x, digits=4):
@@ -287,8 +319,6 @@ def write_assets(
     provenance}. Scores are the share of attention on the expected key (real_maps).
     model.json: {config, weights: {name: {shape, data float32-le-base64}}, sha256}.
     """
-    import torch
-
     out.mkdir(parents=True, exist_ok=True)
     probe = probe_sequence(cfg)
     maps = [
@@ -322,11 +352,9 @@ def write_assets(
         "maps": maps,
         "provenance": {
             "script": "build_scripts/induction/train_induction.py",
-            "torch": torch.__version__,
             "python": platform.python_version(),
             "device": device,
-            "threads": 1,
-            "cpu": cpu_name(),
+            **machine(),
         },
     }
     state = {
