@@ -256,3 +256,20 @@ def test_keyboard_focus_ring_on_every_control_in_both_palettes(recorded, scheme)
             )
             assert visible, (scheme, selector, ring)
     assert recorded.errors == []
+
+
+def test_colour_legends_keep_their_colours_under_forced_colours(browser, server):
+    """Windows' high-contrast mode (forced colours) removes gradient backgrounds: the heatmap's
+    legend, a gradient, must keep it there, in a lab and in the explorer's head view."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, forced_colors="active")
+    try:
+        page = context.new_page()
+        ramp = "document.querySelector('.attn-heatmap__ramp')"
+        shown = f"() => !!{ramp} && getComputedStyle({ramp}).backgroundImage"
+        for path in (LESSON, EXPLORER + "?view=head"):
+            page.goto(server.base + path)
+            page.wait_for_function(f"() => !!{ramp}", timeout=30_000)
+            assert page.evaluate("matchMedia('(forced-colors: active)').matches")
+            assert "linear-gradient" in page.evaluate(shown), path
+    finally:
+        context.close()

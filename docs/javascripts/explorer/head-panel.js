@@ -4,7 +4,17 @@
 import { Heatmap } from "../renderers/heatmap.js";
 import { TokenLines } from "../renderers/token_lines.js";
 import { el } from "../ui/dom.js";
-import { button, fmt, HINT, modelLabel, STATS, select, statUnavailable } from "./parts.js";
+import {
+  button,
+  fmt,
+  HINT,
+  headList,
+  kvGroup,
+  modelLabel,
+  STATS,
+  select,
+  statUnavailable,
+} from "./parts.js";
 
 export class HeadPanel {
   /**
@@ -131,7 +141,11 @@ export class HeadPanel {
     const tokens = asset.tokens.text;
     const n = asset.seq_len;
     const name = modelLabel(asset.model);
-    this.title.textContent = `${name} · layer ${layer}, head ${head} · sentence “${asset.sentence.id}”`;
+    const group = kvGroup(asset.model, head);
+    const shares = group
+      ? ` (key/value head ${group.kv}, shared with ${headList(group.members.filter((m) => m !== head))})`
+      : "";
+    this.title.textContent = `${name} · layer ${layer}, head ${head}${shares} · sentence “${asset.sentence.id}”`;
     const s = asset.head_stats;
     this.stats.textContent = Object.entries(STATS)
       .map(([key, st]) => {
