@@ -740,9 +740,26 @@ def precompile(lock: dict, dest: Path, *, log: Log = _log, repin: Path | None = 
 # --------------------------------------------------------------------------- main steps
 
 
+def stale_files(lock: dict, dest: Path) -> list[Path]:
+    """Files in a package's folder under <dest> that no pin names: left by an older lock
+    (d3's modules before the bundle), they would still ship with the site."""
+    dest = Path(dest)
+    pinned = {dest / rel for pkg in lock["packages"] for rel in pkg_files(pkg)}
+    pinned |= {dest / rel for rel in precompiled_files(lock)}
+    folders = sorted({dest / pkg["dest"] for pkg in lock["packages"]})
+    return [
+        p
+        for folder in folders
+        if folder.is_dir()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p not in pinned and not p.name.startswith(".")
+    ]
+
+
 def problems(lock: dict, dest: Path) -> list[str]:
-    """Every file under <dest> that is missing or does not match its pin (incl. manifest)."""
-    out = []
+    """Every file under <dest> that is missing, does not match its pin (incl. manifest) or
+    is pinned by no one (``stale_files``)."""
+    out = [f"{show(p)}: no pin names it (left by an older lock)" for p in stale_files(lock, dest)]
     for pkg in lock["packages"]:
         for rel, sha in pkg_files(pkg).items():
             reason = file_status(dest / rel, sha)
@@ -833,6 +850,10 @@ def vendor(
         )
         return False
     changed = False
+    for stale in stale_files(lock, dest):
+        stale.unlink()
+        log(f"vendor: removed {show(stale)} (no pin names it)")
+        changed = True
     for pkg in lock["packages"]:
         changed |= vendor_package(pkg, dest, cache, log=log, download=download)
     changed |= precompile(lock, dest, log=log)
