@@ -3,10 +3,11 @@ order) is drawn, the build's precomputed result, against the page's own DOMConte
 (``domContentLoadedEventEnd``), both from navigation start, in headless Chromium. "Drawn" is
 when the controller sets the lab's ``data-status`` (right after its widget rendered, where it
 marks ``lab:initial``), seen by a MutationObserver the bench adds before the page's scripts:
-the mark alone would not say which lab it was. Each run is a cold visit (a fresh browser context: empty HTTP and code cache);
-the lessons are visited in turn, run after run, so a busy machine slows them alike. Python is
-not started: the first picture never waits for it. Target ≤ 1.0×: the lab is drawn with the
-text, not after it (build_scripts/hooks/preload.py has the head import every widget).
+the mark alone would not say which lab it was. Each run is a cold visit (a fresh browser
+context: empty HTTP and code cache); the lessons are visited in turn, run after run, so a
+busy machine slows them alike. Python is not started: the first picture never waits for it.
+Target ≤ 1.0×: the lab is drawn with the text, not after it (build_scripts/hooks/preload.py
+has the head import every widget).
 
 Its rows (``rows``, the contract of bench/contract.py) go into bench-results/REPORT.md
 (bench_report.py). A benchmark, not a test: it asserts nothing.
@@ -40,7 +41,8 @@ WATCH_JS = """new MutationObserver((records, observer) => {
   }
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-status'] });"""
 
-PICTURE_JS = """() => ({ dcl: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
+PICTURE_JS = """() => ({
+  dcl: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
   picture: window.benchPicture })"""
 
 
@@ -105,8 +107,8 @@ def rows(args) -> list[Row]:
                 f"first picture, {name}",
                 "lab's first picture / page's DOMContentLoaded",
                 f"{statistics.median(ratios):.2f}× ({min(ratios):.2f}–{worst:.2f})",
-                f"first lab {lessons[path][0]}: its data-status set, over domContentLoadedEventEnd; "
-                f"target ≤ {TARGET:.1f}×; first picture "
+                f"first lab {lessons[path][0]}: its data-status set, over "
+                f"domContentLoadedEventEnd; target ≤ {TARGET:.1f}×; first picture "
                 + med([v["picture"] for v in visits])
                 + ", DOMContentLoaded "
                 + med([v["dcl"] for v in visits])

@@ -95,6 +95,7 @@ PROFILE_JS = """async () => {
            downloads: rel(t.downloads), warm: t.warm === undefined ? null : t.warm - t.start };
 }"""
 
+
 def harness_dir(site: Path) -> tempfile.TemporaryDirectory:
     """A folder with the harness page and the site's vendor/ (a link: same files)."""
     tmp = tempfile.TemporaryDirectory(prefix="bench-startup-")

@@ -2,10 +2,12 @@
 waits for: main.js and what it imports, and on a page with labs the lab controller and
 each lab's widget (labs/<name>.js) with what they import.
 
-Without them the browser finds those modules one level at a time (main.js, then its
-imports, then the controller main.js imports dynamically, then the widget's imports...),
-each level a round trip after the page is parsed; listed in the head, they download while
-the page is parsed. Nothing is added that the page would not load anyway (a page without
+Without them the browser finds those modules one level at a time (the head's script, then
+the widgets' imports, then theirs: a chart's widget is four levels deep, down to d3), each
+level a round trip; listed in the head, they download in parallel while the page is parsed.
+Measured with the head's static imports in place (12 lessons, 3 cold runs each, Chromium
+with a 40 ms round trip): the first picture came at 975 ms on average with the links and
+1232 ms without them. Nothing is added that the page would not load anyway (a page without
 labs gets main.js's own imports only).
 
 On a page with labs, also a module script in the head that imports the controller and every

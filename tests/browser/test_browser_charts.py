@@ -92,7 +92,9 @@ def test_d3_loads_once_as_a_module_only_when_a_chart_is_imported(charts_page):
     paths = [u[len(charts_page.base) :] for u in charts_page.requests]
     assert [p for p in paths if p.startswith("vendor/d3/")] == [D3]
     assert charts_page.page.evaluate("() => typeof globalThis.d3") == "undefined"
-    assert charts_page.page.evaluate("() => document.querySelectorAll('script[src*=d3]').length") == 0
+    assert (
+        charts_page.page.evaluate("() => document.querySelectorAll('script[src*=d3]').length") == 0
+    )
     assert charts_page.errors == []
 
 

@@ -134,7 +134,9 @@ def test_d3_is_one_module_imported_by_name_never_a_global():
         assert not re.search(r"\bd3\.\w|globalThis\.d3|window\.d3", code), module
         if d3 in text:
             users.append(module.relative_to(JS).as_posix())
-            assert re.search(r'^import \{[^}]+\} from "(\.\./)+vendor/d3/d3\.min\.js";$', text, re.M)
+            assert re.search(
+                r'^import \{[^}]+\} from "(\.\./)+vendor/d3/d3\.min\.js";$', text, re.M
+            )
     assert {"renderers/heatmap.js", "renderers/line_chart.js", "explorer/grid.js"} <= set(users)
     assert "d3" not in json.loads((ROOT / "biome.json").read_text())["javascript"]["globals"]
     assert "vendor/d3/" not in (ROOT / "mkdocs.yml").read_text("utf-8")

@@ -497,7 +497,7 @@ def test_d3_entry_exports_exactly_what_the_site_imports():
         for n in block.split(",")
         if n.strip()
     }
-    assert imported and imported == exported, (imported ^ exported)
+    assert imported and imported == exported, imported ^ exported
     bundle = (VENDORED / "d3" / "d3.min.js").read_text("utf-8")
     tail = re.search(r"export\{([^}]*)\};?\s*$", bundle).group(1)
     assert {part.split(" as ")[-1] for part in tail.split(",")} == exported
