@@ -1,6 +1,7 @@
 // The model view: every layer and head of one asset as a thumbnail, with a statistic
 // under each (the most extreme marked), in layer order or ranked; arrow keys move
 // between heads, Enter opens one.
+import { color } from "../../vendor/d3/d3.min.js";
 import { colour } from "../renderers/heatmap.js";
 import { el } from "../ui/dom.js";
 import { fmt, headList, kvGroup, modelLabel, STATS, select, statUnavailable } from "./parts.js";
@@ -20,7 +21,7 @@ function rgbRamp() {
   if (!lut) {
     lut = new Uint8ClampedArray(256 * 3);
     for (let i = 0; i < 256; i++) {
-      const c = d3.color(colour(i / 255)).rgb();
+      const c = color(colour(i / 255)).rgb();
       lut.set([c.r, c.g, c.b], i * 3);
     }
   }

@@ -3,6 +3,7 @@
 // The map shows a main panel and, when comparing, a second one.
 import { Heatmap } from "../renderers/heatmap.js";
 import { TokenLines } from "../renderers/token_lines.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 import {
   button,
@@ -58,13 +59,8 @@ export class HeadPanel {
     });
     this.details = el("details", "attn-lab__table attn-map__table");
     this.details.append(el("summary", null, "Show as text: each query's top keys with weights"));
-    this.table = el("table", "attn-lab__rows");
-    const scroller = el("div", "attn-lab__table-scroll");
-    scroller.tabIndex = 0;
-    scroller.setAttribute("role", "region");
-    scroller.setAttribute("aria-label", "Each query's top keys with weights");
-    scroller.append(this.table);
-    this.details.append(scroller);
+    this.table = dataTable({ label: "Each query's top keys with weights" });
+    this.details.append(this.table.root);
     this.root.append(
       this.title,
       this.controls,
@@ -196,7 +192,7 @@ export class HeadPanel {
       this.cache.vmax(entry, this.excludeFirst),
       visible,
     );
-    this.table.querySelectorAll("tbody tr").forEach((tr, q) => {
+    this.table.table.querySelectorAll("tbody tr").forEach((tr, q) => {
       if (q === this.query) tr.setAttribute("aria-current", "true");
       else tr.removeAttribute("aria-current");
     });
@@ -241,28 +237,20 @@ export class HeadPanel {
   }
 
   _table(values, tokens) {
-    const head = el("tr");
-    for (const h of ["Query", "Top keys (weight)"]) {
-      const th = el("th", null, h);
-      th.scope = "col";
-      head.append(th);
-    }
-    const thead = el("thead");
-    thead.append(head);
-    const tbody = el("tbody");
-    values.forEach((row, q) => {
-      const order = Array.from(row.keys())
-        .filter((k) => !(this.cache.asset.model.causal && k > q))
-        .sort((a, b) => row[b] - row[a])
-        .slice(0, 3);
-      const tr = el("tr");
-      tr.append(
-        el("td", null, `${tokens[q]} (${q})`),
-        el("td", null, order.map((k) => `${tokens[k]} (${k}) ${row[k].toFixed(3)}`).join("; ")),
-      );
-      tbody.append(tr);
+    const causal = this.cache.asset.model.causal;
+    this.table.fill({
+      columns: ["Query", "Top keys (weight)"],
+      rows: values.map((row, q) => {
+        const order = Array.from(row.keys())
+          .filter((k) => !(causal && k > q))
+          .sort((a, b) => row[b] - row[a])
+          .slice(0, 3);
+        return [
+          `${tokens[q]} (${q})`,
+          order.map((k) => `${tokens[k]} (${k}) ${row[k].toFixed(3)}`).join("; "),
+        ];
+      }),
     });
-    this.table.replaceChildren(thead, tbody);
   }
 
   /** Stop the heatmap's palette observer and the token lines' resize observer. */

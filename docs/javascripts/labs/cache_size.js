@@ -2,7 +2,7 @@
 // preset, MHA / GQA / MQA, a slider over the n_kv_heads that GQA allows (the divisors of
 // n_heads), the context length (a box and a log2 slider) and the number format; the
 // formula with the numbers filled in, and one bar per kind of sharing (barChart).
-import { barChart } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 
