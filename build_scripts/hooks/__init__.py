@@ -7,13 +7,14 @@ top-level fence to the module of its kind (``KINDS``): ``lab``, ``attention-map`
 ```numbers fences define the page's ``{{ expr }}`` values (``numbers``). Around that:
 ``lessons`` derives the nav's Lessons and Notebooks sections from the files and renders a
 lesson's prerequisites and notebook link, ``lesson_checks`` is the lesson gate,
-``notebooks`` executes the companion notebooks (cached by what they read) for
-mkdocs-jupyter to render and writes their downloadable .ipynb files, ``home`` lists the lesson plan on the
-home page and measures what a lab downloads, ``glossary`` anchors the glossary's rows and
-links each lesson's first use of a term to its row, and ``runtime`` (computed once, in
-on_config) says where the browser finds Pyodide and the labs wheel.
+``notebooks`` executes the companion notebooks when what they read changed (for
+mkdocs-jupyter to render) and writes their downloadable .ipynb files, ``home`` lists the
+lesson plan on the home page and measures what a lab downloads, ``glossary`` anchors the
+glossary's rows and links each lesson's first use of a term to its row, and ``runtime``
+(computed once, in on_config) says where the browser finds Pyodide and the labs wheel.
 
-What on_config reads once (the runtime, the map index, the lessons, the glossary) is one
+What on_config reads once (the runtime, the map index, the lessons, the glossary, the
+notebooks' settings) is one
 ``BuildState`` (hooks/state.py), held by the ``SiteHooks`` instance whose events MkDocs
 calls (build_scripts/mkdocs_hooks.py makes it) and passed explicitly to what renders a
 page (``render_page``, ``Page.build``); no module keeps build state in a global.

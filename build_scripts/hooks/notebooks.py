@@ -4,14 +4,14 @@ The source kept in git is ``docs/notebooks/<name>.py`` (jupytext percent format)
 
 * **Same source, same bytes.** ``read`` gives every cell an id derived from its position
   and content (jupytext and nbformat draw random ones).
-* **Executed once per change of its inputs** (``prepare``, in on_files). nbclient runs it in
-  a fresh kernel of this Python (a cell that raises fails the build, naming the file), with
-  stream outputs merged and no timings recorded, and keeps the executed notebook in the
-  cache folder (``extra.notebooks.cache``, relative to mkdocs.yml) with what it read: every
-  file of the repository or docs/ that its kernel opened (the labs' modules and data files;
-  a Python audit hook in the kernel lists them) and their sha256. A later build executes it
-  again only when its source, one of those files, this Python or its installed packages
-  changed; the executions a build needs run side by side, one per CPU.
+* **Executed once per change of its inputs** (``prepare``, in on_files). nbclient runs it
+  in a fresh kernel of this Python (a cell that raises fails the build, naming the file),
+  with stream outputs merged and no timings recorded, and keeps the executed notebook in
+  the cache folder (``extra.notebooks.cache``, relative to mkdocs.yml) with what it read:
+  every file of the project its kernel opened (the labs' modules and data files, anything
+  under docs/: a Python audit hook in the kernel lists them) and their sha256. A later
+  build executes it again only when its source, one of those files, this Python or its
+  installed packages changed; the executions a build needs run side by side, one per CPU.
 * **The page** is mkdocs-jupyter's rendering of that executed notebook: ``prepare`` points
   the page's source file at it, and mkdocs-jupyter (``execute: false``) caches its HTML
   keyed by the file's bytes. Math in the page's headings is shown in the table of contents
@@ -87,6 +87,9 @@ class Settings:
     cache: Path  # the executed notebooks and what each read
     wheel: str  # the pure-Python labs wheel's address: site_url + vendor/labs/py3/...
     docs: Path
+    # A file a kernel opens under one of these is an input of its notebook: the project
+    # (mkdocs.yml's folder), this hook's repository (the labs, installed editable), docs/.
+    roots: tuple[Path, ...]
 
 
 def configure(config) -> Settings:
@@ -108,6 +111,7 @@ def configure(config) -> Settings:
         cache=base / options.get("cache", "build/cache/notebooks"),
         wheel=urljoin(config["site_url"] or "", f"{WHEELS}/{wheels[0].name}"),
         docs=Path(config["docs_dir"]).resolve(),
+        roots=(base, REPO, Path(config["docs_dir"]).resolve()),
     )
 
 
@@ -153,10 +157,10 @@ def _sha256(path: Path) -> str | None:
         return None  # a file looked for and absent is an input too: it may appear
 
 
-def _inputs(opened: list[str], docs: Path) -> dict[str, str | None]:
-    """The files of the repository or ``docs`` among ``opened`` (the kernel's log), with
-    their sha256: the Python environment (its own key) and bytecode caches left out."""
-    inside = (str(REPO) + os.sep, str(docs) + os.sep)
+def _inputs(opened: list[str], roots: tuple[Path, ...]) -> dict[str, str | None]:
+    """The files under ``roots`` among ``opened`` (the kernel's log), with their sha256:
+    the Python environment (its own key) and bytecode caches left out."""
+    inside = tuple(str(root) + os.sep for root in roots)
     outside = (sys.prefix + os.sep, sys.base_prefix + os.sep)
     return {
         path: _sha256(Path(path))
@@ -217,7 +221,7 @@ async def _execute(notebook, where: str, cwd: Path, slots: asyncio.Semaphore) ->
             try:
                 await client.async_execute()
             except CellExecutionError as err:
-                raise PluginError(f"{where}: a cell raised (the notebook is not built):\n{err}")
+                raise PluginError(f"{where}: a cell raised:\n{err}") from None
             return log.read_text("utf-8").splitlines() if log.is_file() else []
 
 
@@ -240,7 +244,7 @@ def prepare(files, settings: Settings, log=None) -> dict[str, Path]:
     """on_files: each notebook page's source file (``notebooks/<name>.py``) pointed at its
     notebook as mkdocs-jupyter should render it, executed (from the cache, or executed now
     and cached) or, when not to be executed, without outputs. Returns {src_uri: path}."""
-    pages = [f for f in files if posixpath.dirname(f.src_uri) == FOLDER and f.src_uri.endswith(".py")]
+    pages = [f for f in files if posixpath.dirname(f.src_uri) == FOLDER and f.src_uri[-3:] == ".py"]
     cache = Cache(settings.cache, environment())
     ready: dict[str, Path] = {}
     todo = []  # (file, name, key, notebook) to execute
@@ -261,7 +265,7 @@ def prepare(files, settings: Settings, log=None) -> dict[str, Path]:
         log.info("executing %d notebook(s): %s", len(todo), ", ".join(t[1] for t in todo))
     runs = [(nb, f"docs/{f.src_uri}", Path(f.abs_src_path).parent) for f, _, _, nb in todo]
     for (file, name, key, notebook), opened in zip(todo, _execute_all(runs), strict=True):
-        inputs = _inputs(opened, settings.docs)
+        inputs = _inputs(opened, settings.roots)
         ready[file.src_uri] = cache.store(name, key, notebook, inputs)
     for file in pages:
         # What mkdocs-jupyter reads and renders. Its page files wrap MkDocs' and compute
@@ -308,4 +312,3 @@ def on_post_build(config, settings: Settings) -> None:
     target = Path(config["site_dir"]) / FOLDER
     for path in sorted((settings.docs / FOLDER).glob("*.py")):
         write_atomic(target / f"{path.stem}.ipynb", download(path, settings))
-

@@ -12,7 +12,6 @@
 # ---
 
 # %% [markdown]
-# %% [markdown]
 # # Values and the update: companion notebook
 #
 # This notebook goes with the lesson *Values and the update*. It was run when this site was

@@ -12,7 +12,6 @@
 # ---
 
 # %% [markdown]
-# %% [markdown]
 # # Multi-head attention: companion notebook
 #
 # This notebook goes with the lesson *Multi-head attention*. It was run when this site was
