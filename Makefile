@@ -6,6 +6,12 @@ PY := $(BIN)/python
 INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
+# Same inputs, same bytes: MkDocs dates the sitemap's pages with SOURCE_DATE_EPOCH when set
+# (else the day of the build), here the last commit's time.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+ifneq ($(SOURCE_DATE_EPOCH),)
+export SOURCE_DATE_EPOCH
+endif
 
 .PHONY: serve build publish test vendor wheel bench lint clean precompute train-induction
 .PHONY: format check-site new-lesson publish-address
