@@ -99,7 +99,8 @@ def configure(config) -> Settings:
     execute = options.get("execute", True)
     if not isinstance(execute, bool):
         execute = frozenset(execute)
-    base = Path(config.config_file_path or ".").resolve().parent
+    # mkdocs.yml's folder (a test's plain dict has none: the working directory's)
+    base = Path(getattr(config, "config_file_path", None) or "mkdocs.yml").resolve().parent
     wheels = sorted((Path(config["docs_dir"]) / WHEELS).glob("attention_labs-*-py3-none-any.whl"))
     if len(wheels) != 1:
         raise PluginError(
@@ -109,7 +110,7 @@ def configure(config) -> Settings:
     return Settings(
         execute=execute,
         cache=base / options.get("cache", "build/cache/notebooks"),
-        wheel=urljoin(config["site_url"] or "", f"{WHEELS}/{wheels[0].name}"),
+        wheel=urljoin(config.get("site_url") or "", f"{WHEELS}/{wheels[0].name}"),
         docs=Path(config["docs_dir"]).resolve(),
         roots=(base, REPO, Path(config["docs_dir"]).resolve()),
     )
