@@ -43,12 +43,11 @@ def project_copy(tmp_path, pages=None, vendor=True, execute=()):
     nav: the build derives it from the files), and ``vendor=False`` leaves docs/vendor out
     (otherwise it is a symlink to the real one). Returns the config file's path.
 
-    Only the notebooks named in ``execute`` (docs-relative, e.g. "notebooks/99-x.py") are
-    executed; the others are built as pages without outputs. Executing every companion
-    notebook costs a build without its cache about 35 s, and the real site build
-    (``built_site``, ``make build``) executes them all already. The copy's notebook caches
-    are its own (under tmp_path/build/cache/), as cold as ``execute=True`` on a fresh
-    checkout."""
+    Only the notebooks named in ``execute`` (docs-relative, e.g. "notebooks/99-x.py"), or
+    all with ``execute=True``, are executed; the others are built as pages without outputs.
+    The copy's notebook caches are its own (under tmp_path/build/cache/), empty: executing
+    every companion notebook then costs the build about 30 s, where the real site build
+    (``built_site``, ``make build``) finds them in the repository's cache."""
     docs = tmp_path / "docs"
     shutil.copytree(
         ROOT / "docs", docs, ignore=lambda d, names: ["vendor"] if Path(d) == ROOT / "docs" else []
