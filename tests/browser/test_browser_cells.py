@@ -481,6 +481,9 @@ def test_notebook_page_shows_outputs_and_katex_math_in_both_palettes(recorded, s
     page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
     page.wait_for_function("() => document.querySelectorAll('.jupyter-wrapper .katex').length >= 5")
     assert "$" not in page.locator(".jupyter-wrapper .jp-MarkdownOutput").first.inner_text()
+    # the table of contents' heading with math, rendered as a lesson's (issue 24)
+    toc = page.locator(".md-nav--secondary a", has_text="rows collapse").first
+    assert toc.locator(".katex").count() == 1 and "$" not in toc.inner_text()
     assert page.locator(".jupyter-wrapper .katex-display").count() >= 1
     text = page.locator(".jupyter-wrapper").inner_text()
     assert "weights: [0.659 0.242 0.099]" in text

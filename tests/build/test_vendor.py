@@ -713,6 +713,18 @@ def test_labs_wheel_build_is_reproducible_and_imports_in_pyodide_without_compili
     (made,) = (tmp_path / "out").glob("*.whl")
     assert made.name == _labs_wheel().name
     assert sha(made.read_bytes()) == sha(_labs_wheel().read_bytes())
+    # the pure-Python wheel the notebooks install: pip's members, reproducibly written
+    pure = labs_wheel.pure_wheel(tmp_path / "pip", tmp_path / "out" / labs_wheel.PURE)
+    (site_pure,) = (VENDORED / "labs" / labs_wheel.PURE).glob("*.whl")
+    assert pure.name == site_pure.name == "attention_labs-0.1.0-py3-none-any.whl"
+    assert sha(pure.read_bytes()) == sha(site_pure.read_bytes())
+    with zipfile.ZipFile(pure) as zf, zipfile.ZipFile(next((tmp_path / "pip").glob("*"))) as pip:
+        assert {n: zf.read(n) for n in zf.namelist()} == {
+            n: pip.read(n) for n in pip.namelist() if not n.endswith("/")
+        }
+        assert {(i.date_time, i.external_attr >> 16) for i in zf.infolist()} == {
+            ((1980, 1, 1, 0, 0, 0), 0o100644)
+        }
 
 
 def test_labs_wheel_needs_exactly_one_wheel_from_pip(tmp_path):
