@@ -14,12 +14,15 @@ export SOURCE_DATE_EPOCH
 endif
 
 .PHONY: serve build publish test vendor wheel bench lint clean precompute train-induction
-.PHONY: format check-site new-lesson publish-address
+.PHONY: format check-site new-lesson publish-address check-lesson check-lesson-name
+.PHONY: test-python test-chromium test-engines
 
 ## serve: install, vendor the browser runtime, build, and serve on http://127.0.0.1:$(PORT)/
-##        (cross-origin isolated, so a cell's Stop keeps its variables)
+##        (cross-origin isolated, so a cell's Stop keeps its variables); then watch docs/,
+##        labs_py/, build_scripts/, overrides/ and mkdocs.yml, rebuild what changed and
+##        reload the open pages (build_scripts/live.py)
 serve: build
-	$(PY) -m build_scripts.serve --port $(PORT) --isolate
+	$(PY) -m build_scripts.live --port $(PORT)
 
 ## build: the static site in site/ (mkdocs build --strict), with .gz copies for the server
 build: vendor wheel
@@ -37,9 +40,31 @@ publish: publish-address vendor wheel
 publish-address: $(VENV)/.site-installed
 	$(PY) -m build_scripts.publish --public "$(SITE_URL)"
 
-## test: lint, then every test (labs math vs PyTorch, build, headless Chromium)
+## test: lint, then every test (labs math vs PyTorch, build, headless Chromium, Firefox,
+##   WebKit). The tiers alone (pytest markers, tests/conftest.py), as CI's parallel jobs run
+##   them: test-python (no build), test-chromium (build, pages, gates, Chromium),
+##   test-engines (Firefox and WebKit)
 test: $(VENV)/.test-installed build lint
 	$(PY) -m pytest
+
+test-python: $(VENV)/.test-installed
+	$(PY) -m pytest -m python
+
+test-chromium: $(VENV)/.test-installed node_modules/.installed build
+	$(PY) -m pytest -m "build or browser"
+
+test-engines: $(VENV)/.test-installed build
+	$(PY) -m pytest -m engines
+
+## check-lesson: what one lesson touches, in about 2 minutes: its page built (strict), its
+##   claims test, its labs' CPython and Chromium tests, the browser gates on its page
+##   e.g. make check-lesson NAME=04-masking (build_scripts/check_lesson.py)
+check-lesson: check-lesson-name $(VENV)/.test-installed node_modules/.installed build
+	$(PY) -m build_scripts.check_lesson "$(NAME)"
+
+# check-lesson's first step: a NAME that is no lesson is refused before the build.
+check-lesson-name: $(VENV)/.site-installed
+	@$(PY) -m build_scripts.check_lesson "$(NAME)" --list >/dev/null
 
 ## bench: every benchmark (build, page bytes, the lab and the explorer in headless Chromium, the precompute;
 ##   not a test), one table with the machine in bench-results/REPORT.md (commit it: the About

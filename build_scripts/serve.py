@@ -12,7 +12,12 @@
   most static hosts send it;
 - ``--prefix /repo/`` serves the site under that path only, with nothing at the host root,
   as a project site on GitHub Pages is (``https://user.github.io/repo/``);
-- ``--isolate`` adds the COOP/COEP headers that make a page cross-origin isolated.
+- ``--isolate`` adds the COOP/COEP headers that make a page cross-origin isolated;
+- with a ``LiveChannel`` (``make serve``, build_scripts/live.py: the site rebuilt as you edit)
+  every HTML page it sends gets one small script (``LIVE_SCRIPT``) that listens at
+  ``<prefix>__live/events`` (server-sent events) and reloads the page after each rebuild, or
+  shows why the build failed. Only this server adds it, to what it sends: the files of the
+  built site never hold it. Precompressed copies are then ignored (a rebuilt page has none).
 
 Usage: python -m build_scripts.serve [--port 8000] [--dir site] [--site-url URL] [--prefix /]
 """
@@ -22,7 +27,9 @@ from __future__ import annotations
 import argparse
 import email.utils
 import functools
+import json
 import os
+import queue
 import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -39,6 +46,96 @@ TYPES = {
 }
 
 
+LIVE_PATH = "__live/events"
+# The dev server's one addition to a page (only to what it sends): reload on "reload", show
+# a failed build's message on "failed", and reload when the server that answers is a new
+# one (its "hello" differs: the rebuild happened while the page was not listening).
+LIVE_SCRIPT = """<script id="attn-live">(() => {
+  if (window.attnLive) return;
+  const live = (window.attnLive = { hello: null, reloads: 0 });
+  const events = new EventSource(%(url)s);
+  events.addEventListener("hello", (e) => {
+    if (live.hello !== null && live.hello !== e.data) location.reload();
+    live.hello = e.data;
+  });
+  events.addEventListener("reload", () => location.reload());
+  events.addEventListener("failed", (e) => {
+    let box = document.getElementById("attn-live-error");
+    if (!box) {
+      box = document.createElement("pre");
+      box.id = "attn-live-error";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "position:fixed;inset:auto 1em 1em 1em;z-index:9;max-height:40vh;" +
+        "overflow:auto;margin:0;padding:1em;background:#fff3f3;color:#700;" +
+        "border:2px solid #b00;white-space:pre-wrap;font-size:.75rem";
+      document.body.append(box);
+    }
+    box.textContent = "The build failed (the page shows the last good build):\\n" + e.data;
+  });
+})();</script>"""
+
+
+class LiveChannel:
+    """Server-sent events to every page open on the dev server: ``send("reload")`` after a
+    rebuild, ``send("failed", message)`` when it failed. ``hello`` (a new value each time the
+    server starts) is sent to each page as it connects."""
+
+    def __init__(self):
+        self.hello = f"{os.getpid()}-{id(self)}"
+        self._clients: list[queue.Queue] = []
+        self._lock = threading.Lock()
+        self.closed = threading.Event()
+        self.problem: str | None = None  # the last build's failure, for pages opened later
+
+    def send(self, event: str, data: str = "") -> int:
+        """Send ``event`` to every connected page; returns how many there are. "failed"
+        is also told to each page that connects until the next "reload"."""
+        with self._lock:
+            if event in ("failed", "reload"):
+                self.problem = data if event == "failed" else None
+            for client in self._clients:
+                client.put((event, data))
+            return len(self._clients)
+
+    @property
+    def clients(self) -> int:
+        with self._lock:
+            return len(self._clients)
+
+    def close(self) -> None:
+        self.closed.set()
+        self.send("close")
+
+    def stream(self, write) -> None:
+        """Write events to one page (``write(bytes)``) until it goes away or ``close``."""
+        mine: queue.Queue = queue.Queue()
+        with self._lock:
+            self._clients.append(mine)
+        try:
+            write(_event("hello", self.hello))
+            if self.problem is not None:
+                write(_event("failed", self.problem))
+            while not self.closed.is_set():
+                try:
+                    event, data = mine.get(timeout=15)
+                except queue.Empty:
+                    write(b": still here\n\n")  # a comment: keeps the connection open
+                    continue
+                if event == "close":
+                    return
+                write(_event(event, data))
+        except OSError:
+            return  # the page went away
+        finally:
+            with self._lock:
+                self._clients.remove(mine)
+
+
+def _event(event: str, data: str) -> bytes:
+    lines = "".join(f"data: {line}\n" for line in (data.split("\n") if data else [""]))
+    return f"event: {event}\n{lines}\n".encode()
+
+
 class SiteHandler(SimpleHTTPRequestHandler):
     extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **TYPES}
     site_url = "http://127.0.0.1:8000/"
@@ -50,6 +147,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
     stats_lock = threading.Lock()
     # For failure tests: requests whose path ends with one of these get 503.
     unavailable: set[str] = set()
+    live: LiveChannel | None = None  # the dev server's: pages get LIVE_SCRIPT
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
@@ -73,7 +171,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
         route = self.path.split("?", 1)[0]
         inside = (route + "/").startswith(self.prefix)
         if code == 404 and inside and page.is_file() and self.command in ("GET", "HEAD"):
-            body = page.read_bytes()
+            body = self._with_live_script(page.read_bytes())
             self.send_response(404, message)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -90,6 +188,15 @@ class SiteHandler(SimpleHTTPRequestHandler):
         path = Path(self.translate_path(self.path))
         if path.name == "sitemap.xml" and path.is_file():
             return self._send_sitemap(path)
+        if self.live is not None:
+            route = self.path.split("?", 1)[0]
+            if route == self.prefix + LIVE_PATH:
+                return self._send_events()
+            if route.endswith("/") and (path / "index.html").is_file():
+                path = path / "index.html"
+            if path.suffix == ".html" and path.is_file():
+                body = self._with_live_script(path.read_bytes())
+                return self._send_bytes(body, "text/html; charset=utf-8")
         accepts = self.headers.get("Accept-Encoding", "")
         for suffix, encoding in ((".br", "br"), (".gz", "gzip")):
             packed = path.with_name(path.name + suffix)
@@ -98,6 +205,27 @@ class SiteHandler(SimpleHTTPRequestHandler):
                     return None
                 return self._send_file(packed, self.guess_type(str(path)), encoding=encoding)
         return super().do_GET()
+
+    def _with_live_script(self, body: bytes) -> bytes:
+        """``body`` (an HTML page) with LIVE_SCRIPT before ``</body>`` when live."""
+        if self.live is None:
+            return body
+        script = LIVE_SCRIPT % {"url": json.dumps(self.prefix + LIVE_PATH)}
+        at = body.rfind(b"</body>")
+        at = len(body) if at < 0 else at
+        return body[:at] + script.encode() + body[at:]
+
+    def _send_events(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+
+        def write(data: bytes) -> None:
+            self.wfile.write(data)
+            self.wfile.flush()
+
+        self.live.stream(write)
+        self.close_connection = True
 
     def _not_modified(self, path: Path) -> bool:
         """Answer 304 if the browser's copy (If-Modified-Since) is as new as ``path``."""
@@ -171,12 +299,14 @@ def make_server(
     gzip: bool = True,
     stats: dict | None = None,
     prefix: str = "/",
+    live: LiveChannel | None = None,
 ) -> ThreadingHTTPServer:
     """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started.
 
     ``gzip=False`` ignores the precompressed files; a ``stats`` dict is filled with the
     bytes and requests served (for benchmarks). ``prefix`` ("/repo/") serves the site under
-    that path, with nothing (404) elsewhere. Tests can make paths fail with
+    that path, with nothing (404) elsewhere. ``live``: the dev server's channel (pages get
+    LIVE_SCRIPT; precompressed files are ignored). Tests can make paths fail with
     ``server.RequestHandlerClass.func.unavailable.add(path_suffix)``."""
     directory = Path(directory)
     if not (directory / "index.html").is_file():
@@ -189,9 +319,10 @@ def make_server(
         "prefix": prefix,
         "isolate": isolate,
         "quiet": quiet,
-        "gzip": gzip,
+        "gzip": gzip and live is None,
         "stats": stats,
         "unavailable": set(),
+        "live": live,
     }
     if site_url:
         attrs["site_url"] = site_url

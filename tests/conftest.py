@@ -1,12 +1,31 @@
-"""Shared fixtures: the built site on a local server, and Debian's Chromium via Playwright."""
+"""Shared fixtures: the built site on a local server, and Debian's Chromium via Playwright;
+and the test tiers: each test gets the marker of its folder's tier (helpers.TIERS), unless
+its module names one itself, so `pytest -m python` (or build, browser, engines) runs one tier
+and the tiers together are the whole suite."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
-from helpers import ROOT, SITE, RecordedPage, start_server
+from helpers import ROOT, SITE, TIERS, RecordedPage, start_server, tier_of
 
 from build_scripts.gates.browser import BrowserNotFound, launch
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test in exactly one tier: its module's own tier marker, else its folder's."""
+    for item in items:
+        own = {m.name for m in item.iter_markers() if m.name in TIERS}
+        if len(own) > 1:
+            raise pytest.UsageError(f"{item.nodeid}: in more than one tier: {sorted(own)}")
+        if not own:
+            tier = tier_of(item.path)
+            if tier is None:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: in no test tier: add its folder to FOLDER_TIERS in "
+                    "tests/helpers.py, or mark the module (pytestmark = pytest.mark.<tier>)"
+                )
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture(scope="session")

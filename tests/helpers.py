@@ -23,6 +23,31 @@ if not MKDOCS.exists():
 VENDOR = ROOT / "docs" / "vendor"
 LESSON = "lessons/03-attention-pattern"
 
+# The test tiers (pytest markers, registered in pyproject.toml and applied by conftest.py):
+# every test is in exactly one, so the CI jobs that run one tier each
+# (.github/workflows/ci.yml) run the whole suite between them, as `make test` does.
+TIERS = {
+    "python": "CPython only: labs math, claims of the lessons (no built site, no browser)",
+    "build": "the site build and what reads the built site/ (gates, pages, notebooks)",
+    "browser": "headless Chromium on the built site (Playwright)",
+    "engines": "Firefox and WebKit on the built site (Selenium)",
+}
+# A tests/ folder's tier; a module may name its own (``pytestmark = pytest.mark.build``).
+FOLDER_TIERS = {
+    "python": "python",
+    "lessons": "python",
+    "build": "build",
+    "pages": "build",
+    "browser": "browser",
+}
+FILE_TIERS = {"browser/test_engines.py": "engines"}
+
+
+def tier_of(path: Path) -> str | None:
+    """The tier of the test module at ``path`` by where it is (None: in no tier)."""
+    rel = Path(path).resolve().relative_to(ROOT / "tests").as_posix()
+    return FILE_TIERS.get(rel) or FOLDER_TIERS.get(rel.split("/")[0])
+
 
 def mkdocs_build(site_dir, config_file=None, env=None):
     """``mkdocs build --strict`` into ``site_dir``; ``env``: more environment variables

@@ -11,7 +11,9 @@ lesson's prerequisites and notebook link, ``lesson_checks`` is the lesson gate,
 mkdocs-jupyter to render) and writes their downloadable .ipynb files, ``home`` lists the
 lesson plan on the home page and measures what a lab downloads, ``glossary`` anchors the
 glossary's rows and links each lesson's first use of a term to its row, and ``runtime``
-(computed once, in on_config) says where the browser finds Pyodide and the labs wheel.
+(computed once, in on_config) says where the browser finds Pyodide and the labs wheel;
+``site_url`` and ``repo_url`` take the deployment's address and repository (edit links) from
+the environment.
 
 What on_config reads once (the runtime, the map index, the lessons, the glossary, the
 notebooks' settings) is one
@@ -43,6 +45,7 @@ from . import (
     numbers,
     preload,
     pycell,
+    repo_url,
     site_url,
 )
 from . import runtime as runtime_config
@@ -118,6 +121,7 @@ def configure(config) -> BuildState:
     """on_config's work: the deployment's site_url and the derived nav go into ``config``;
     what every page needs is read once and returned."""
     site_url.configure(config)  # SITE_URL from the deployment, before anything reads it
+    repo_url.configure(config)  # REPO_URL: the edit links (none without it)
     return BuildState(
         docs=Path(config["docs_dir"]),
         runtime=runtime_config.configure(config),  # once per build, for every placeholder

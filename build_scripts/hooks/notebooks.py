@@ -90,6 +90,10 @@ class Settings:
     # A file a kernel opens under one of these is an input of its notebook: the project
     # (mkdocs.yml's folder), this hook's repository (the labs, installed editable), docs/.
     roots: tuple[Path, ...]
+    # make serve's quick rebuild after a labs edit (build_scripts/live.py): a notebook whose
+    # cache entry is out of date keeps its last executed outputs for now (logged with
+    # ``stale_notebooks``), and the next build executes it. Never in make build.
+    reuse_stale: bool = False
 
 
 def configure(config) -> Settings:
@@ -113,6 +117,7 @@ def configure(config) -> Settings:
         wheel=urljoin(config.get("site_url") or "", f"{WHEELS}/{wheels[0].name}"),
         docs=Path(config["docs_dir"]).resolve(),
         roots=(base, REPO, Path(config["docs_dir"]).resolve()),
+        reuse_stale=bool(options.get("reuse_stale", False)),
     )
 
 
@@ -244,10 +249,15 @@ def _executes(settings: Settings, src_uri: str) -> bool:
 def prepare(files, settings: Settings, log=None) -> dict[str, Path]:
     """on_files: each notebook page's source file (``notebooks/<name>.py``) pointed at its
     notebook as mkdocs-jupyter should render it, executed (from the cache, or executed now
-    and cached) or, when not to be executed, without outputs. Returns {src_uri: path}."""
+    and cached) or, when not to be executed, without outputs. Returns {src_uri: path}.
+
+    With ``settings.reuse_stale`` (make serve, after a labs edit) a notebook whose source is
+    unchanged but whose cache entry is out of date keeps its last outputs."""
     pages = [f for f in files if posixpath.dirname(f.src_uri) == FOLDER and f.src_uri[-3:] == ".py"]
     cache = Cache(settings.cache, environment())
     ready: dict[str, Path] = {}
+    stale: list[str] = []
+    changed = {f.src_uri for f in pages if settings.reuse_stale and _source_changed(settings.cache, f)}
     todo = []  # (file, name, key, notebook) to execute
     for file in pages:
         name = Path(file.src_uri).stem
@@ -258,10 +268,20 @@ def prepare(files, settings: Settings, log=None) -> dict[str, Path]:
             continue
         key = cache.key(notebook)
         hit = cache.hit(name, key)
+        last = settings.cache / f"{name}.ipynb"
         if hit is not None:
             ready[file.src_uri] = hit
+        elif settings.reuse_stale and file.src_uri not in changed and last.is_file():
+            ready[file.src_uri] = last
+            stale.append(name)
         else:
             todo.append((file, name, key, notebook))
+    if stale and log is not None:
+        log.info(
+            "notebook outputs from before the last edit (executed next): %s",
+            ", ".join(stale),
+            extra={"stale_notebooks": stale},
+        )
     if todo and log is not None:
         log.info("executing %d notebook(s): %s", len(todo), ", ".join(t[1] for t in todo))
     runs = [(nb, f"docs/{f.src_uri}", Path(f.abs_src_path).parent) for f, _, _, nb in todo]
@@ -273,6 +293,16 @@ def prepare(files, settings: Settings, log=None) -> dict[str, Path]:
         # their own abs_src_path: set it on them (on_files after the plugin's).
         file.abs_src_path = str(ready[file.src_uri])
     return ready
+
+
+def _source_changed(folder: Path, file) -> bool:
+    """True when notebook page ``file``'s source is newer than its last executed notebook
+    (or there is none): its own edit, which even a quick rebuild executes."""
+    last = folder / f"{Path(file.src_uri).stem}.ipynb"
+    try:
+        return Path(file.abs_src_path).stat().st_mtime > last.stat().st_mtime
+    except OSError:
+        return True
 
 
 # --- the page and the download ------------------------------------------------------

@@ -1,23 +1,28 @@
-"""Every claim of docs/lessons/$name.md, computed here with attention_labs.
+"""Every claim of docs/lessons/$name.md, checked against the lesson's own numbers.
 
-Numbers in the prose come from the lesson's ```numbers fence at build time; this file
-checks what the prose says in words about them and about the lab (see
+The prose's numbers come from the lesson's ```numbers fence at build time (``{{ expr }}``);
+this file runs that fence as the build does (``lesson_text.numbers``) and checks what the
+prose says in words about those numbers, so an edit of the numbers that makes a sentence
+wrong fails here. Replace the example claim with the lesson's own (see
 tests/lessons/test_03_attention_pattern.py for a complete example)."""
 
-from pathlib import Path
-
+import lesson_text
 import numpy as np
 from attention_labs import softmax
+from mkdocs.utils import meta
 
-ROOT = Path(__file__).resolve().parents[2]
-LESSON = ROOT / "docs" / "lessons" / "$name.md"
+PAGE = "lessons/$name.md"
+SOURCE, RENDERED, TEXT = lesson_text.read(PAGE)  # the file, as built, whitespace-normalised
+NUMBERS = lesson_text.numbers(PAGE)  # what its ```numbers fence defines
+claim = lesson_text.claimer(TEXT)  # claim(phrase): the built lesson says ``phrase``
 
 
-def test_the_lesson_exists_with_its_title():
-    assert LESSON.read_text(encoding="utf-8").startswith("---\ntitle: ")
+def test_the_front_matter_has_a_title():
+    assert meta.get_data(SOURCE)[1]["title"].strip()
 
 
-def test_softmax_weights_sum_to_one():
-    # Replace with the lesson's own claims, e.g. "every row sums to 1".
-    weights = softmax(np.array([2.0, 1.0, 0.1]))
-    assert abs(weights.sum() - 1) < 1e-12
+def test_the_largest_score_takes_more_than_half_of_the_weight():
+    scores, weights = NUMBERS["scores"], NUMBERS["weights"]
+    assert np.allclose(weights, softmax(scores))  # the weights shown are the scores' softmax
+    claim(f"the largest score takes {weights.max():.3f}, more than half of the weight")
+    assert weights.max() > 0.5, "the prose says more than half: change the words or the scores"

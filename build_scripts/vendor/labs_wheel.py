@@ -1,6 +1,7 @@
 """`make wheel`, after pip: the labs wheel as the browser installs it, precompiled.
 
     python -m build_scripts.vendor.labs_wheel <folder pip wrote the wheel to> <dest folder>
+    python -m build_scripts.vendor.labs_wheel --sources-only <from> <dest>   # make serve's
 
 The vendored Pyodide, under Node (as for the stdlib and NumPy: the browser's own CPython
 build writes the bytecode), adds to every module of the wheel pip built its unchecked-hash
@@ -122,8 +123,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("src", type=Path, help="the folder pip wrote the wheel to")
     parser.add_argument("dest", type=Path, help="where the site's wheel goes (docs/vendor/labs)")
+    parser.add_argument(
+        "--sources-only",
+        action="store_true",
+        help="make serve after a labs edit: the browser gets the pure-Python wheel too "
+        "(no Pyodide run; Python compiles the labs as it imports them), in about a second",
+    )
     args = parser.parse_args(argv)
     try:
+        if args.sources_only:
+            browser = pure_wheel(args.src, args.dest)
+            pure = pure_wheel(args.src, args.dest / PURE)
+            print(f"wheel: {browser.name} with sources only (make wheel precompiles it)")
+            return 0
         done = precompile_labs(args.src, args.dest)
         pure = pure_wheel(args.src, args.dest / PURE)
     except VendorError as err:

@@ -9,6 +9,7 @@ from helpers import ROOT
 from mkdocs.utils import meta
 
 from build_scripts import hooks
+from build_scripts.hooks import numbers as numbers_fence
 from build_scripts.hooks import scanner
 
 
@@ -19,6 +20,20 @@ def read(src_uri: str) -> tuple[str, str, str]:
     source = (ROOT / "docs" / src_uri).read_text(encoding="utf-8")
     rendered = hooks.render_page(meta.get_data(source)[0], src_uri, kinds=())
     return source, rendered, re.sub(r"\s+", " ", rendered)
+
+
+def numbers(src_uri: str) -> dict:
+    """The names the page's ```numbers fences define, run as the build runs them (every
+    fence in page order, starting from np, math, attention_labs and docs): what the prose's
+    ``{{ expr }}`` are filled from, for a claims test to check the prose's words against."""
+    source = (ROOT / "docs" / src_uri).read_text(encoding="utf-8")
+    markdown = meta.get_data(source)[0]
+    page = scanner.Page(src_uri, scanner.front_matter_lines(markdown, source))
+    namespace = numbers_fence.new_namespace(ROOT / "docs")
+    for fence in scanner.scan(markdown):
+        if fence.info == numbers_fence.NAME:
+            numbers_fence.run(fence, page, namespace)
+    return namespace
 
 
 def claimer(text: str):
