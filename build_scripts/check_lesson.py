@@ -132,7 +132,8 @@ def main(argv=None) -> int:
     if problem:
         print(f"check-lesson: {problem}", file=sys.stderr)
     for what, cmd in plan:
-        print(f"check-lesson: {what}: {' '.join(Path(c).name if k == 0 else c for k, c in enumerate(cmd))}", flush=True)
+        shown = " ".join([Path(cmd[0]).name, *cmd[1:]])
+        print(f"check-lesson: {what}: {shown}", flush=True)
         start = time.perf_counter()
         ok = subprocess.run(cmd, cwd=root).returncode == 0
         results.append((what, ok, time.perf_counter() - start))

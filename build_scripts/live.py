@@ -358,12 +358,18 @@ class Live:
         if todo.empty:
             return todo
         t0 = time.perf_counter()
-        names = sorted({Path(p).resolve().relative_to(self.root.resolve()).as_posix()
-                        for _, p in changes if watched(Path(p), self.root)})
+        names = sorted(
+            {
+                Path(p).resolve().relative_to(self.root.resolve()).as_posix()
+                for _, p in changes
+                if watched(Path(p), self.root)
+            }
+        )
         self.say(f"live: {', '.join(names[:4])}{' ...' if len(names) > 4 else ''} changed")
         if todo.restart:
-            old, self.builder = self.builder, BuilderProcess(
-                self.root, self.config, self.site, self.env
+            old, self.builder = (
+                self.builder,
+                BuilderProcess(self.root, self.config, self.site, self.env),
             )  # imports while the wheel builds
             old.close()
         if todo.wheel and (error := self.wheel()):
@@ -379,7 +385,9 @@ class Live:
         self.channel.send("reload")
         self.say(f"live: rebuilt in {time.perf_counter() - t0:.1f} s; pages reloaded")
         if answer.get("stale"):
-            self.say(f"live: executing the notebooks the edit changed: {', '.join(answer['stale'])}")
+            self.say(
+                f"live: executing the notebooks the edit changed: {', '.join(answer['stale'])}"
+            )
             again = self._ask({"do": "full"}, "notebooks")
             if not again["ok"]:
                 return self._failed(todo, again["error"])
@@ -431,18 +439,28 @@ def main(argv=None) -> int:
     site = Path(args.site).resolve() if args.site else root / "site"
     channel = LiveChannel()
     try:
-        server = make_server(site, args.port, isolate=True, quiet=False, prefix=args.prefix,
-                             live=channel)
+        server = make_server(
+            site, args.port, isolate=True, quiet=False, prefix=args.prefix, live=channel
+        )
     except OSError as err:
-        print(f"serve: cannot listen on 127.0.0.1:{args.port}: {err.strerror}. "
-              "Try another port: make serve PORT=8001", file=sys.stderr)
+        print(
+            f"serve: cannot listen on 127.0.0.1:{args.port}: {err.strerror}. "
+            "Try another port: make serve PORT=8001",
+            file=sys.stderr,
+        )
         return 1
     host, port = server.server_address[:2]
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"Serving {site.name}/ at http://{host}:{port}{args.prefix}  (Ctrl+C to stop)",
-          flush=True)
-    live = Live(root, channel, root / args.config, Path(args.site) if args.site else None,
-                say=lambda text: print(text, flush=True))
+    print(
+        f"Serving {site.name}/ at http://{host}:{port}{args.prefix}  (Ctrl+C to stop)", flush=True
+    )
+    live = Live(
+        root,
+        channel,
+        root / args.config,
+        Path(args.site) if args.site else None,
+        say=lambda text: print(text, flush=True),
+    )
 
     def first_build():
         first = live.start()

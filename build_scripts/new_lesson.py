@@ -95,7 +95,9 @@ def plan_names(root: Path) -> list[str]:
     path = root / PLAN
     if not path.is_file():
         return []
-    return [m["name"] for line in path.read_text("utf-8").splitlines() if (m := PLAN_ENTRY.match(line))]
+    return [
+        m["name"] for line in path.read_text("utf-8").splitlines() if (m := PLAN_ENTRY.match(line))
+    ]
 
 
 def add_to_plan(name: str, title: str, root: Path) -> str | None:

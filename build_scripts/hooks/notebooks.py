@@ -257,7 +257,9 @@ def prepare(files, settings: Settings, log=None) -> dict[str, Path]:
     cache = Cache(settings.cache, environment())
     ready: dict[str, Path] = {}
     stale: list[str] = []
-    changed = {f.src_uri for f in pages if settings.reuse_stale and _source_changed(settings.cache, f)}
+    changed = {
+        f.src_uri for f in pages if settings.reuse_stale and _source_changed(settings.cache, f)
+    }
     todo = []  # (file, name, key, notebook) to execute
     for file in pages:
         name = Path(file.src_uri).stem

@@ -266,18 +266,23 @@ def _contrast_and_axe(page, scheme):
         return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
         return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
       const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
-      const bg = rgb(getComputedStyle(document.querySelector("#chart-host")).backgroundColor);
+      // a translucent colour (rgba) as it shows over what is behind it
+      const over = (c, b) => c.length > 3 ? c.slice(0, 3).map((v, i) => v * c[3] + b[i] * (1 - c[3])) : c;
+      const backdrop = (el) => { if (!el) return [255, 255, 255];
+        const c = rgb(getComputedStyle(el).backgroundColor);
+        return c.length > 3 && c[3] < 1 ? over(c, backdrop(el.parentElement)) : c.slice(0, 3); };
+      const bg = backdrop(document.querySelector("#chart-host"));
       const out = {};
       for (const sel of ["#line .attn-chart__line", "#plane .attn-chart__shaft", "#plane .attn-chart__grip", "#bars .attn-chart__rect"]) {
         for (const node of document.querySelectorAll(sel)) {
           const cs = getComputedStyle(node);
           const ink = sel.endsWith("rect") ? cs.fill : cs.stroke;
-          out[`${sel} ${node.closest("[class*=kind--], [class*=__c]")?.getAttribute("class")}`] = ratio(rgb(ink), bg);
+          out[`${sel} ${node.closest("[class*=kind--], [class*=__c]")?.getAttribute("class")}`] = ratio(over(rgb(ink), bg), bg);
         }
       }
       for (const node of document.querySelectorAll("#chart-host text")) {
         const c = rgb(getComputedStyle(node).fill);
-        out[`text ${node.textContent}`] = ratio(c, bg) * (c.length > 3 ? 1 : 1);
+        out[`text ${node.textContent}`] = ratio(over(c, bg), bg);
       }
       return out;
     }"""

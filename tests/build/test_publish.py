@@ -1,4 +1,5 @@
-"""Publishing: SITE_URL from the deployment (build_scripts/hooks/site_url.py, make publish),
+"""Publishing: SITE_URL and REPO_URL (the edit links) from the deployment
+(build_scripts/hooks/site_url.py and repo_url.py, make publish),
 the third-party notices made at vendor time (build_scripts/vendor/notices.py), the 404 page
 and the CI workflows (.github/workflows/, checked against GitHub's workflow schema)."""
 
@@ -10,9 +11,9 @@ import sys
 
 import pytest
 import yaml
-from helpers import MKDOCS, ROOT, SITE, VENDOR
+from helpers import MKDOCS, ROOT, SITE, TIERS, VENDOR, mkdocs_build, project_copy
 
-from build_scripts.hooks import site_url
+from build_scripts.hooks import repo_url, site_url
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 
@@ -77,6 +78,50 @@ def test_make_publish_refuses_without_site_url_before_building():
 def test_the_local_build_keeps_the_local_address():
     sitemap = (SITE / "sitemap.xml").read_text("utf-8")
     assert "<loc>http://127.0.0.1:8000/</loc>" in sitemap
+
+
+# --------------------------------------------------------------------------- REPO_URL
+
+
+def test_the_hook_sets_edit_links_only_from_a_set_repo_url():
+    from mkdocs.exceptions import PluginError
+
+    config = {"repo_url": None, "edit_uri": ""}
+    repo_url.configure(config, environ={})
+    assert config == {"repo_url": None, "edit_uri": ""}  # no repository, no edit link
+    repo_url.configure(config, environ={"REPO_URL": "https://github.com/owner/repo.git"})
+    assert config == {
+        "repo_url": "https://github.com/owner/repo/",
+        "repo_name": "owner/repo",
+        "edit_uri": "edit/main/docs/",
+    }
+    repo_url.configure(config, environ={"REPO_URL": " https://github.com/o/r ", "REPO_BRANCH": "x"})
+    assert config["edit_uri"] == "edit/x/docs/" and config["repo_url"] == "https://github.com/o/r/"
+    for bad in ("github.com/owner/repo", "https://github.com/owner", "https://github.com/o/r?x"):
+        with pytest.raises(PluginError, match="REPO_URL="):
+            repo_url.configure({}, environ={"REPO_URL": bad})
+
+
+def test_the_local_build_has_no_edit_link_and_no_repository_link():
+    page = (SITE / "lessons" / "04-masking" / "index.html").read_text("utf-8")
+    assert 'rel="edit"' not in page and "md-source" not in page
+
+
+@pytest.mark.slow
+def test_a_build_with_repo_url_links_every_page_to_its_source_and_asks_no_other_host(tmp_path):
+    config = project_copy(tmp_path)
+    env = {"REPO_URL": "https://github.com/owner/attn-book", "REPO_BRANCH": "main"}
+    proc, output = mkdocs_build(tmp_path / "site", config, env=env)
+    assert proc.returncode == 0, output
+    edit = "https://github.com/owner/attn-book/edit/main/docs/"
+    lesson = (tmp_path / "site" / "lessons" / "04-masking" / "index.html").read_text("utf-8")
+    assert f'<a href="{edit}lessons/04-masking.md" title="Edit this page"' in lesson
+    notebook = (tmp_path / "site" / "notebooks" / "04-masking" / "index.html").read_text("utf-8")
+    assert f'href="{edit}notebooks/04-masking.py"' in notebook  # its source, not the cache
+    # the header links the repository without Material's data-md-component="source", whose
+    # script would ask api.github.com for the stars and forks
+    assert 'class="md-source"' in lesson and 'data-md-component="source"' not in lesson
+    assert "owner/attn-book" in lesson
 
 
 # --------------------------------------------------------------------------- notices
@@ -165,13 +210,71 @@ def test_workflows_pass_the_workflow_schema():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_ci_runs_the_readme_test_command_through_ci_run_on_every_pull_request():
+def make_recipe(target: str) -> str:
+    """The recipe lines of a Makefile target (no prerequisites, no expansion)."""
+    text = (ROOT / "Makefile").read_text("utf-8")
+    m = re.search(rf"^{re.escape(target)}:[^\n]*\n((?:\t[^\n]*\n)+)", text, re.M)
+    assert m, f"no make target {target}"
+    return m.group(1)
+
+
+def selected_tiers(target: str) -> set[str]:
+    """The test tiers a make target's pytest runs (its -m expression; all without one)."""
+    from _pytest.mark.expression import Expression
+
+    recipe = make_recipe(target)
+    if "-m pytest" not in recipe:
+        return set()
+    m = re.search(r"-m pytest -m (\"[^\"]+\"|\S+)", recipe)
+    if not m:
+        return set(TIERS)
+    expr = Expression.compile(m.group(1).strip('"'))
+    return {t for t in TIERS if expr.evaluate(lambda name, t=t: name in (t, "slow"))}
+
+
+def test_ci_runs_the_readme_test_command_or_its_tiers_through_ci_run():
+    run = (ROOT / ".ci" / "run").read_text("utf-8")
+    assert 'targets=("${@:-test}")' in run and 'make "${targets[@]}"' in run  # alone: make test
+    assert "make test" in (ROOT / "README.md").read_text("utf-8")
+    assert selected_tiers("test") == set(TIERS)  # make test: pytest with no -m, every tier
     ci = load_workflow("ci.yml")
     assert "pull_request" in ci[True]  # PyYAML reads the key `on` as True
-    steps = ci["jobs"]["test"]["steps"]
-    assert [s.get("run") for s in steps][-1] == ".ci/run"
-    assert "make test" in (ROOT / ".ci" / "run").read_text("utf-8")
-    assert "make test" in (ROOT / "README.md").read_text("utf-8")
+    covered, jobs = set(), ci["jobs"]
+    assert len(jobs) == 3
+    for job in jobs.values():
+        last = job["steps"][-1] if "upload" not in str(job["steps"][-1]) else job["steps"][-2]
+        words = last["run"].split()
+        assert words[0] == ".ci/run" and words[1:], last
+        for target in words[1:]:
+            covered |= selected_tiers(target)
+    assert covered == set(TIERS), "the CI jobs between them must run every test tier"
+    assert "lint" in str(jobs), "make lint runs in CI"
+
+
+def test_ci_caches_downloads_by_their_lock_files_and_uploads_the_built_site():
+    ci = load_workflow("ci.yml")
+    for name, job in ci["jobs"].items():
+        caches = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache@")]
+        keys = " ".join(s["with"]["key"] for s in caches)
+        assert "hashFiles('constraints.txt', 'pyproject.toml', 'package-lock.json')" in keys, name
+        if name != "python":  # those two build the site: make vendor's downloads
+            assert "vendor-lock.json" in keys, name
+    upload = next(
+        s for s in ci["jobs"]["chromium"]["steps"] if "upload-artifact" in s.get("uses", "")
+    )
+    assert upload["with"]["path"] == "site"
+    assert "pull_request.number" in upload["with"]["name"]
+
+
+def test_every_test_is_in_exactly_one_tier_by_its_folder():
+    from helpers import tier_of
+
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if "fixtures" in path.parts:
+            continue
+        assert tier_of(path) in TIERS, f"{path}: in no tier (tests/helpers.py FOLDER_TIERS)"
+    assert tier_of(ROOT / "tests/browser/test_engines.py") == "engines"
+    assert tier_of(ROOT / "tests/lessons/test_04_masking.py") == "python"
 
 
 def test_pages_builds_main_for_the_pages_address_and_deploys_it():
@@ -180,6 +283,7 @@ def test_pages_builds_main_for_the_pages_address_and_deploys_it():
     build = pages["jobs"]["build"]["steps"]
     publish = next(s for s in build if "make publish" in s.get("run", ""))
     assert publish["env"]["SITE_URL"] == "${{ steps.pages.outputs.base_url }}/"
+    assert publish["env"]["REPO_URL"] == "${{ github.server_url }}/${{ github.repository }}"
     uses = [s["uses"].split("@")[0] for s in build if "uses" in s]
     assert uses == ["actions/checkout", "actions/configure-pages", "actions/upload-pages-artifact"]
     assert pages["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages@")

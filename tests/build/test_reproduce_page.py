@@ -24,7 +24,7 @@ import yaml
 from helpers import ROOT
 
 import build_scripts.precompute as pc
-from build_scripts.precompute import compare_devices
+from build_scripts.precompute import compare_devices, inputs
 
 PAGE = (ROOT / "docs" / "reproduce-the-maps.md").read_text("utf-8")
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
@@ -153,9 +153,36 @@ def test_the_hf_download_command_exists():
     subprocess.run([str(hf), "download", "--help"], check=True, capture_output=True)
 
 
-def test_git_status_line_runs():
+def test_git_status_line_lists_what_the_precompute_rewrote(tmp_path):
+    """The page's `git status` line, run in a repository holding a copy of the committed
+    index and one asset, shows exactly the file a precompute rewrote (and nothing when it
+    wrote the same bytes), in the folder the precompute writes by default."""
     line = next(c for c in commands() if c.startswith("git "))
-    subprocess.run(shlex.split(line), cwd=ROOT, check=True, capture_output=True)
+    words = shlex.split(line)
+    folder = words[-1]
+    assert (ROOT / folder).resolve() == inputs.OUT.resolve()  # where it writes by default
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    asset = "all-minilm-l6-v2/bank-river.json"
+    for rel in ("index.json", asset):
+        (tmp_path / folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / rel).write_bytes((ROOT / folder / rel).read_bytes())
+    (tmp_path / "README.md").write_text("outside the folder\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "maps")
+    assert git(*words[1:]) == ""  # the same bytes: nothing to see
+    (tmp_path / folder / asset).write_bytes((ROOT / folder / asset).read_bytes() + b"\n")
+    (tmp_path / "README.md").write_text("changed, but not a map\n")
+    assert git(*words[1:]).splitlines() == [f" M {folder}/{asset}"]
 
 
 def page_sentences() -> dict:
