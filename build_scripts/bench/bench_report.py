@@ -98,6 +98,7 @@ SECTIONS: dict[str, str] = {
     "explorer": "bench_explorer",  # the explorer on each model's largest asset
     "minilm": "bench_minilm",  # your own sentence, Chromium against CPython
     "engines": "bench_engines",  # start-up in Firefox and WebKit
+    "live": "bench_live",  # make serve: an edit saved to the page reloaded with it
 }
 
 
