@@ -11,10 +11,12 @@ was). ``watchfiles`` watches the sources; what changed decides the rebuild (``pl
   rendered again (the hooks run on it as in a full build), in a builder process that keeps
   MkDocs' state (config, files, nav, templates) from its last build: about a second;
 * ``labs_py/``: the labs wheel is rebuilt with its sources only (``labs_wheel
-  --sources-only``: Pyodide compiles the labs as it imports them; ``make wheel`` precompiles),
-  a new builder imports the new labs and every page is rendered again, each notebook
-  keeping its last outputs; then the notebooks that read the labs are executed in a second
-  build, and the page reloads again;
+  --sources-only``: Pyodide compiles the labs as it imports them; ``make wheel`` precompiles)
+  while a new builder imports the new labs; it renders the pages that name an edited lab
+  (``labs/<name>.py``), or every page for any other file of labs_py/, each notebook keeping
+  its last outputs; then the notebooks that read the labs are executed in a second build,
+  and the page reloads again. (The pages of a development build do not check the wheel's
+  checksum, which each labs edit changes.)
 * ``build_scripts/hooks/`` (and the modules it imports, ``HOOK_SOURCES``): a new builder,
   then every page;
 * ``mkdocs.yml``, ``overrides/``, a new, deleted or renamed file, a front matter, a
@@ -33,6 +35,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -55,6 +58,7 @@ HOOK_SOURCES = (
 IGNORED_PARTS = {"vendor", "__pycache__", ".git", "node_modules", ".ipynb_checkpoints"}
 IGNORED_SUFFIXES = (".pyc", ".swp", ".swx", ".tmp", "~", ".kate-swp")
 FULL_DOCS = ("data/", "glossary.md", "index.md")  # pages others are built from
+LAB_MODULE = re.compile(r"^labs_py/attention_labs/labs/(?P<name>[a-z][a-z0-9_]*)\.py$")
 
 
 # --------------------------------------------------------------------------- the plan
@@ -68,6 +72,7 @@ class Plan:
     wheel: bool = False
     restart: bool = False
     full: bool = False
+    labs: list[str] = field(default_factory=list)  # edited lab modules (labs/<name>.py)
     pages: list[str] = field(default_factory=list)  # docs-relative Markdown pages
     static: list[str] = field(default_factory=list)  # docs-relative other files
 
@@ -103,7 +108,12 @@ def plan(changes, root: Path, front_matter: dict[str, str]) -> Plan:
         top = rel.split("/")[0]
         kind = getattr(change, "name", str(change))
         if top == "labs_py":
-            out.wheel = out.restart = out.full = True
+            out.wheel = out.restart = True
+            lab = LAB_MODULE.match(rel)
+            if lab and kind == "modified":
+                out.labs.append(lab["name"])  # the pages that name it, below
+            else:
+                out.full = True
         elif top == "build_scripts":
             out.restart = out.full = True
         elif top in ("overrides", "mkdocs.yml"):
@@ -120,8 +130,22 @@ def plan(changes, root: Path, front_matter: dict[str, str]) -> Plan:
             elif doc not in out.static:
                 out.static.append(doc)
     if out.full:
-        out.pages, out.static = [], []
+        out.pages, out.static, out.labs = [], [], []
+    elif out.labs:  # a new builder renders the pages that name an edited lab, and these
+        out.pages = sorted(set(out.pages) | set(pages_naming(root, out.labs)))
     return out
+
+
+def pages_naming(root: Path, labs: list[str]) -> list[str]:
+    """The docs-relative Markdown pages whose source names one of ``labs`` (a lab fence's
+    ``lab: <name>``, a numbers fence's ``run_lab("<name>")``...): those a lab edit changes."""
+    docs = root / "docs"
+    words = re.compile(r"\b(" + "|".join(map(re.escape, labs)) + r")\b")
+    return [
+        p.relative_to(docs).as_posix()
+        for p in sorted(docs.rglob("*.md"))
+        if "vendor" not in p.relative_to(docs).parts and words.search(p.read_text("utf-8"))
+    ]
 
 
 def read_front_matter(path: Path) -> str | None:
@@ -168,9 +192,10 @@ class Builder:
     def _record_stale(self, record):
         self.stale += getattr(record, "stale_notebooks", [])
 
-    def full(self, reuse_stale: bool = False) -> dict:
+    def full(self, reuse_stale: bool = False, only: list[str] | None = None) -> dict:
         """Every page (a dirty build with every page marked changed: only changed static
-        files are copied). ``reuse_stale``: notebooks keep outputs a labs edit made stale."""
+        files are copied), or ``only`` these. ``reuse_stale``: notebooks keep outputs a labs
+        edit made stale."""
         from mkdocs.commands import build as mkbuild
         from mkdocs.config import load_config
         from mkdocs.structure.files import File
@@ -179,6 +204,9 @@ class Builder:
         config = load_config(str(self.config_file), **overrides)
         config["extra"].setdefault("notebooks", {})
         config["extra"]["notebooks"] = {**config["extra"]["notebooks"], "reuse_stale": reuse_stale}
+        # the labs wheel changes with each labs edit: no page holds its checksum, so a page
+        # this build does not render still takes the new one (make build's pages do)
+        config["extra"]["labs"] = {**(config["extra"].get("labs") or {}), "check_wheel": False}
         state: dict = {"config": config}
 
         def keep_nav(nav, config, files):
@@ -193,7 +221,9 @@ class Builder:
         config.plugins._register_event("env", keep_env)
         self._quicker(config, static_templates=not reuse_stale)
         modified = File.is_modified
-        File.is_modified = lambda f: f.is_documentation_page() or modified(f)
+        File.is_modified = lambda f: (
+            (only is None or f.src_uri in only) if f.is_documentation_page() else modified(f)
+        )
         self.warnings, self.stale = [], []
         try:
             mkbuild.build(config, dirty=True)
@@ -206,7 +236,8 @@ class Builder:
             for f in state["files"].documentation_pages()
             if f.src_uri.endswith(".md")
         }
-        return {"pages": len(self.front_matter), "stale": self.stale}
+        built = len(self.front_matter) if only is None else len(only)
+        return {"pages": built, "stale": self.stale}
 
     def _quicker(self, config, static_templates: bool) -> None:
         """What a development build can leave out. The search index: it stays as
@@ -271,7 +302,7 @@ class Builder:
             elif request["do"] == "static" and self.state is not None:
                 done = self.static(request["static"])
             else:
-                done = self.full(reuse_stale=request.get("reuse_stale", False))
+                done = self.full(request.get("reuse_stale", False), request.get("only"))
         except Exception as err:  # any failure of the build is the contributor's to see
             message = str(err) or type(err).__name__
             if not isinstance(err, (OSError, ValueError)) and "PluginError" not in repr(type(err)):
@@ -403,6 +434,9 @@ class Live:
             return self._failed(todo, error)
         if todo.full:
             answer = self._ask({"do": "full", "reuse_stale": todo.wheel}, "full")
+        elif todo.restart:  # a new builder: MkDocs' dirty build of the pages that changed
+            request = {"do": "full", "reuse_stale": todo.wheel, "only": todo.pages}
+            answer = self._ask(request, "labs")
         elif todo.pages:
             answer = self._ask({"do": "pages", "pages": todo.pages}, "pages")
         else:

@@ -31,6 +31,10 @@ def test_the_plan_rebuilds_only_what_a_change_needs(tmp_path):
     assert plan({(Added, str(root / "docs" / "lessons" / "05-y.md"))}, root, front).full
     labs = plan({(Modified, str(root / "labs_py" / "attention_labs" / "x.py"))}, root, front)
     assert labs.wheel and labs.restart and labs.full
+    (root / "docs" / "lessons" / "06-y.md").write_text("```lab\nlab: masking\n```\n")
+    one_lab = plan({(Modified, str(root / "labs_py/attention_labs/labs/masking.py"))}, root, front)
+    assert one_lab.wheel and one_lab.restart and not one_lab.full
+    assert one_lab.pages == ["lessons/06-y.md"]  # only the pages that name the lab
     hooks = plan({(Modified, str(root / "build_scripts" / "hooks" / "lab.py"))}, root, front)
     assert hooks.restart and not hooks.wheel
     css = plan({(Modified, str(root / "docs" / "stylesheets" / "site.css"))}, root, front)
