@@ -10,8 +10,8 @@ was). ``watchfiles`` watches the sources; what changed decides the rebuild (``pl
 * a lesson or page (``docs/**/*.md``) whose front matter did not change: only that page is
   rendered again (the hooks run on it as in a full build), in a builder process that keeps
   MkDocs' state (config, files, nav, templates) from its last build: about a second;
-* ``labs_py/``: the labs wheel is rebuilt with its sources only (``labs_wheel
-  --sources-only``: Pyodide compiles the labs as it imports them; ``make wheel`` precompiles)
+* ``labs_py/``: the labs wheel is rebuilt with its sources only (``labs_wheel.dev_wheel``,
+  in milliseconds: Pyodide compiles the labs as it imports them; ``make wheel`` precompiles)
   while a new builder imports the new labs; it renders the pages that name an edited lab
   (``labs/<name>.py``), or every page for any other file of labs_py/, each notebook keeping
   its last outputs; then the notebooks that read the labs are executed in a second build,
@@ -39,7 +39,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -90,6 +89,8 @@ def watched(path: Path, root: Path) -> bool:
     if not rel.parts or rel.parts[0] not in WATCHED:
         return False
     if IGNORED_PARTS & set(rel.parts[:-1]) or rel.name.startswith((".#", ".")):
+        return False
+    if any(part.endswith(".egg-info") for part in rel.parts):  # written by pip wheel
         return False
     if rel.parts[0] == "build_scripts" and not rel.as_posix().startswith(HOOK_SOURCES):
         return False
@@ -318,9 +319,35 @@ class Builder:
         }
 
 
+# What a builder imports before it is asked anything: the build's third-party modules, never
+# the project's (the hooks and the labs are imported by its first build, as they are then).
+PRELOAD = (
+    "mkdocs.commands.build",
+    "mkdocs.config",
+    "material.plugins.search.plugin",
+    "mkdocs_jupyter.plugin",
+    "jupytext",
+    "nbclient",
+    "numpy",
+    "yaml",
+    "markdown",
+    "pymdownx.superfences",
+    "pymdownx.arithmatex",
+    "pymdownx.highlight",
+    "jinja2",
+)
+
+
 def builder_main(args) -> int:
     """The builder process: one JSON request a line on stdin, one answer a line on stdout."""
+    import importlib
+
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
     out = sys.stdout
     sys.stdout = sys.stderr  # anything printed by a build goes to the log, not the answers
     builder = Builder(Path(args.root), Path(args.config), Path(args.site) if args.site else None)
@@ -372,14 +399,20 @@ class Live:
         self.root, self.channel, self.config, self.site, self.say = root, channel, config, site, say
         self.env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
         self.builder = BuilderProcess(root, config, site, self.env)
+        self.spare: BuilderProcess | None = None  # started after each build, for the next
         self.front_matter: dict[str, str] = {}
         self.builds: list[dict] = []  # each build's answer and what it was for (benchmarks)
         self.lock = threading.Lock()  # one rebuild at a time; a batch waits for the last
 
+    def _builder(self) -> BuilderProcess:
+        return BuilderProcess(self.root, self.config, self.site, self.env)
+
     def start(self) -> dict:
-        """The builder's first build (its state for page-only rebuilds)."""
+        """The builder's first build (its state for page-only rebuilds), then a spare."""
         with self.lock:
-            return self._ask({"do": "full"}, "start")
+            answer = self._ask({"do": "full"}, "start")
+            self.spare = self._builder()
+            return answer
 
     def _ask(self, request: dict, what: str) -> dict:
         answer = self.builder.ask(request)
@@ -390,20 +423,14 @@ class Live:
         return answer
 
     def wheel(self) -> str | None:
-        """The labs wheel from labs_py/, sources only; the error's text, or None."""
-        with tempfile.TemporaryDirectory(prefix="labs-wheel.") as tmp:
-            steps = [
-                [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-                + ["-w", tmp, "."],
-                [sys.executable, "-m", "build_scripts.vendor.labs_wheel", "--sources-only"]
-                + [tmp, str(self.root / "docs" / "vendor" / "labs")],
-            ]
-            for cmd in steps:
-                proc = subprocess.run(
-                    cmd, cwd=self.root, env=self.env, capture_output=True, text=True
-                )
-                if proc.returncode != 0:
-                    return proc.stdout + proc.stderr
+        """The labs wheel from labs_py/, sources only (labs_wheel.dev_wheel); the error's
+        text, or None."""
+        from build_scripts.vendor.labs_wheel import dev_wheel
+
+        try:
+            dev_wheel(self.root / "labs_py" / "attention_labs", self.root / "docs/vendor/labs")
+        except (OSError, ValueError) as err:
+            return f"the labs wheel: {err} (run make wheel)"
         return None
 
     def run(self, changes) -> Plan:
@@ -424,14 +451,13 @@ class Live:
             }
         )
         self.say(f"live: {', '.join(names[:4])}{' ...' if len(names) > 4 else ''} changed")
-        if todo.restart:
-            old, self.builder = (
-                self.builder,
-                BuilderProcess(self.root, self.config, self.site, self.env),
-            )  # imports while the wheel builds
-            old.close()
+        if todo.restart:  # the spare has its imports done; the project's are its own
+            old, self.builder = self.builder, self.spare or self._builder()
+            self.spare = None
+            threading.Thread(target=old.close, daemon=True).start()
         if todo.wheel and (error := self.wheel()):
             return self._failed(todo, error)
+        wheel = time.perf_counter() - t0
         if todo.full:
             answer = self._ask({"do": "full", "reuse_stale": todo.wheel}, "full")
         elif todo.restart:  # a new builder: MkDocs' dirty build of the pages that changed
@@ -444,7 +470,13 @@ class Live:
         if not answer["ok"]:
             return self._failed(todo, answer["error"])
         self.channel.send("reload")
-        self.say(f"live: rebuilt in {time.perf_counter() - t0:.1f} s; pages reloaded")
+        if self.spare is None:
+            self.spare = self._builder()  # for the next labs or hooks edit
+        took = f"{time.perf_counter() - t0:.1f} s"
+        if todo.wheel:
+            pages = f"{answer.get('pages')} page(s) {answer['seconds']:.1f} s"
+            took += f" (the labs wheel {wheel:.1f} s, {pages})"
+        self.say(f"live: rebuilt in {took}; pages reloaded")
         if answer.get("stale"):
             self.say(
                 f"live: executing the notebooks the edit changed: {', '.join(answer['stale'])}"
@@ -480,6 +512,8 @@ class Live:
 
     def close(self) -> None:
         self.builder.close()
+        if self.spare is not None:
+            self.spare.close()
 
 
 def main(argv=None) -> int:
