@@ -54,18 +54,66 @@ def test_scaffolded_lesson_is_in_the_nav_and_builds(project, capsys):
     assert notebook.is_file()
 
 
-def test_scaffolded_claims_test_passes(project):
-    assert main(["91-scores", "--root", str(project)]) == 0
-    test = project / "tests" / "lessons" / "test_91_scores.py"
-    proc = subprocess.run(
+def run_claims(project, test):
+    return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
         cwd=project,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_scaffolded_claims_test_checks_the_prose_against_its_numbers(project):
+    # what the claims test needs of the project besides docs/: its helpers and the tools
+    for rel in ("pyproject.toml", "tests/helpers.py", "tests/conftest.py"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, project / rel)
+    (project / "tests" / "lessons").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "lessons" / "lesson_text.py", project / "tests" / "lessons")
+    (project / "build_scripts").symlink_to(ROOT / "build_scripts", target_is_directory=True)
+    assert main(["91-scores", "--root", str(project)]) == 0
+    test = project / "tests" / "lessons" / "test_91_scores.py"
+    proc = run_claims(project, test)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
+    # numbers that make the prose's words false fail it, naming what to change
+    lesson = project / "docs" / "lessons" / "91-scores.md"
+    text = lesson.read_text("utf-8")
+    lesson.write_text(text.replace("np.array([2.0, 1.0, 0.1])", "np.array([1.0, 1.0, 1.0])"))
+    proc = run_claims(project, test)
+    assert proc.returncode == 1 and "1 failed, 1 passed" in proc.stdout, proc.stdout
+    assert "the prose says more than half: change the words or the scores" in proc.stdout
+
+
+def test_the_scaffold_adds_the_lesson_to_the_plan_in_number_order(project, capsys):
+    plan = project / "docs" / "data" / "lessons.yaml"
+    before = plan.read_text("utf-8")
+    assert main(["05-an-early-topic", "--root", str(project)]) != 0  # 05 is taken
+    assert main(["13-a-new-topic", "--root", str(project), "--title", "A: new"]) == 0
+    assert "added 13-a-new-topic to docs/data/lessons.yaml" in capsys.readouterr().out
+    after = plan.read_text("utf-8")
+    assert after.startswith(before.rstrip("\n") + "\n")  # the rest is as it was, comments too
+    items = yaml.safe_load(after)["lessons"]
+    assert items[-1] == {
+        "name": "13-a-new-topic",
+        "title": "A: new",
+        "learns": "One sentence - what a reader learns in this lesson.",
+    }
+    # a number between two planned lessons goes between them
+    plan.write_text(after.replace("name: 12-real-heads", "name: 14-real-heads"))
+    (project / "docs" / "lessons" / "12-real-heads.md").rename(
+        project / "docs" / "lessons" / "14-real-heads.md"
+    )
+    assert main(["12-in-between", "--root", str(project)]) == 0
+    names = [item["name"] for item in yaml.safe_load(plan.read_text("utf-8"))["lessons"]]
+    assert names[-3:] == ["12-in-between", "14-real-heads", "13-a-new-topic"]
+    # a number the plan gives to another name is refused, the plan unchanged
+    planned = plan.read_text("utf-8")
+    (project / "docs" / "lessons" / "12-in-between.md").unlink()
+    assert main(["12-other-name", "--root", str(project)]) == 1
+    assert "lesson number 12 is planned as 12-in-between" in capsys.readouterr().err
+    assert plan.read_text("utf-8") == planned
 
 
 def test_derived_nav_lists_lessons_in_number_order_and_keeps_the_rest(tmp_path):
