@@ -102,9 +102,13 @@ def copy_with_new_lab(tmp_path_factory):
         if entry.name != "labs":
             (vendor / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     env = dict(os.environ, PYTHONPATH=str(top / "labs_py"), NO_MKDOCS_2_WARNING="1")
+    # the copy's labs wheel with its sources: the browser's, and in py3/ the notebooks'
+    pip_out = top / "build" / "labs-wheel"
     for cmd in (
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(vendor / "labs"), "."],
+        + ["-w", str(pip_out), "."],
+        [sys.executable, "-m", "build_scripts.vendor.labs_wheel", "--sources-only"]
+        + [str(pip_out), str(vendor / "labs")],
         [str(MKDOCS), "build", "--strict"],
     ):
         proc = subprocess.run(cmd, cwd=top, env=env, capture_output=True, text=True, timeout=300)
