@@ -94,9 +94,10 @@ class LiveProject:
         self.base = ""
         self.env = dict(os.environ, PYTHONPATH=str(self.top / "labs_py"), NO_MKDOCS_2_WARNING="1")
 
-    def make(self) -> LiveProject:
+    def make(self, probe: bool = True) -> LiveProject:
         """Copy the tracked files (tests/ too: check-lesson runs them), link the vendored
-        runtime (the labs wheel is the copy's own), copy the build caches, add the probe."""
+        runtime (the labs wheel is the copy's own), copy the build caches, add the probe
+        lab and its page (``probe``)."""
         for rel in tracked_files():
             (self.top / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, self.top / rel)
@@ -110,7 +111,7 @@ class LiveProject:
         for cache in ("notebooks", "brotli"):
             if (ROOT / "build" / "cache" / cache).is_dir():
                 shutil.copytree(ROOT / "build" / "cache" / cache, self.top / "build/cache" / cache)
-        for rel, text in PROBE_FILES.items():
+        for rel, text in PROBE_FILES.items() if probe else ():
             (self.top / rel).write_text(text, "utf-8")
         return self
 

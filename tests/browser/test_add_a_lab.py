@@ -14,6 +14,8 @@ import textwrap
 import pytest
 from helpers import MKDOCS, ROOT, VENDOR, start_server
 
+pytestmark = pytest.mark.slow  # a project copy's wheel and build
+
 NAME = "shout_tokens"
 LAB_MODULE = f"labs_py/attention_labs/labs/{NAME}.py"
 WIDGET = f"docs/javascripts/labs/{NAME}.js"

@@ -23,6 +23,8 @@ import yaml
 from attention_labs import maps
 from helpers import ROOT, SITE, RecordedPage, start_server
 
+pytestmark = pytest.mark.slow  # a tiny model precomputed, a project copy built
+
 ADAPTER = "build_scripts/precompute/adapters/opt.py"
 REGISTRY = "build_scripts/precompute/registry.py"
 ADAPTER_TEST = "tests/build/test_adapter_opt.py"

@@ -18,6 +18,8 @@ from helpers import mkdocs_build, project_copy
 from build_scripts.gates.check_site import check_site
 from build_scripts.serve import make_server
 
+pytestmark = pytest.mark.slow  # the site built for a sub-path, the gates on it
+
 PREFIX = "/attn-book/"
 LESSON = "lessons/03-attention-pattern/"
 PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine

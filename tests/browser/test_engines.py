@@ -34,6 +34,8 @@ from build_scripts.gates import engines
 from build_scripts.hooks import exercise
 from build_scripts.serve import make_server
 
+pytestmark = pytest.mark.slow  # Firefox and WebKit start and run every page
+
 LESSON = "lessons/03-attention-pattern/"
 LAB = ".attn-lab[data-lab=attention_pattern]"
 CELL = ".attn-cell"

@@ -12,6 +12,8 @@ import pytest
 from attention_labs.labs import run_lab
 from helpers import LESSON, VENDOR, broken_lesson, mkdocs_build, project_copy
 
+pytestmark = pytest.mark.slow  # the real site and project copies, built
+
 # a lab placeholder's JSON (an attention map's placeholder has data-config too)
 DATA_RE = re.compile(r'<div class="attn-lab"[^>]*data-config="([^"]*)"')
 

@@ -21,6 +21,7 @@ def project(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow  # a project copy's build
 def test_scaffolded_lesson_is_in_the_nav_and_builds(project, capsys):
     nav_before = (project / "mkdocs.yml").read_text("utf-8")
     assert main(["90-multi-head-attention", "--root", str(project)]) == 0

@@ -24,6 +24,8 @@ from nbclient import NotebookClient
 
 from build_scripts.serve import make_server
 
+pytestmark = pytest.mark.slow  # a fresh venv runs downloaded notebooks
+
 RUN = ["03-attention-pattern", "12-real-heads"]
 
 

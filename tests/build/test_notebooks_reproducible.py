@@ -16,6 +16,8 @@ import subprocess
 import pytest
 from helpers import mkdocs_build, project_copy
 
+pytestmark = pytest.mark.slow  # two builds, one executing every notebook
+
 # Both builds date the sitemap's pages alike (the Makefile sets it from the last commit).
 ENV = {"SOURCE_DATE_EPOCH": "1767225600"}
 

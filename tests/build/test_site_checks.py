@@ -25,6 +25,8 @@ from build_scripts.gates.check_site import (
     site_pages,
 )
 
+pytestmark = pytest.mark.slow  # the browser gates on every page
+
 # ----------------------------------------------------------------------------
 # (a) the real site
 
