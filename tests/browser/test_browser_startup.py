@@ -18,12 +18,21 @@ from helpers import LESSON, SITE, RecordedPage
 from build_scripts.serve import SiteHandler
 
 LAB = ".attn-lab[data-lab=attention_pattern]"
-MANIFEST = json.loads((SITE / "vendor" / "manifest.json").read_text("utf-8"))
-PRE = MANIFEST["precompiled"]
-STDLIB = Path(PRE["stdlib"]).name
-STDLIB_MORE = Path(PRE["stdlib_more"]).name
-NUMPY = Path(PRE["archives"]["numpy"]).name  # the archive the worker unpacks
-LABS = next((SITE / "vendor" / "labs").glob("attention_labs-*.whl")).name
+
+
+@functools.cache
+def built() -> dict[str, str]:
+    """The built site's file names, read when a test runs (collecting needs no site/):
+    {stdlib}, {stdlib_more}, {numpy} (the archive the worker unpacks), {labs}."""
+    pre = json.loads((SITE / "vendor" / "manifest.json").read_text("utf-8"))["precompiled"]
+    return {
+        "stdlib": Path(pre["stdlib"]).name,
+        "stdlib_more": Path(pre["stdlib_more"]).name,
+        "numpy": Path(pre["archives"]["numpy"]).name,
+        "labs": next((SITE / "vendor" / "labs").glob("attention_labs-*.whl")).name,
+    }
+
+
 # Far below the runtime's 120-s watchdog: a failure must be reported, not timed out.
 FAIL_WITHIN_MS = 60_000
 READY_MS = 120_000
@@ -118,21 +127,22 @@ def test_wasm_served_as_octet_stream_still_starts(page, host):
             "could not be compiled",
         ),
         ("pyodide.asm.js", "missing", "Python's loader (pyodide.asm.js)", "HTTP 404"),
-        (STDLIB, "missing", f"Python's standard library ({STDLIB})", "HTTP 404"),
-        (STDLIB, "truncated", f"Python's standard library ({STDLIB})", "damaged"),
-        (NUMPY, "missing", f"NumPy ({NUMPY})", "HTTP 404"),
-        (NUMPY, "truncated", f"NumPy ({NUMPY})", "damaged"),
-        (LABS, "missing", f"the labs package ({LABS})", "HTTP 404"),
-        (LABS, "truncated", f"the labs package ({LABS})", "damaged"),
+        ("{stdlib}", "missing", "Python's standard library ({stdlib})", "HTTP 404"),
+        ("{stdlib}", "truncated", "Python's standard library ({stdlib})", "damaged"),
+        ("{numpy}", "missing", "NumPy ({numpy})", "HTTP 404"),
+        ("{numpy}", "truncated", "NumPy ({numpy})", "damaged"),
+        ("{labs}", "missing", "the labs package ({labs})", "HTTP 404"),
+        ("{labs}", "truncated", "the labs package ({labs})", "damaged"),
         # a connection that breaks is the reader's network, not the host's copy
-        (STDLIB, "dropped", f"Python's standard library ({STDLIB})", "Check your connection"),
-        (NUMPY, "dropped", f"NumPy ({NUMPY})", "Check your connection"),
+        ("{stdlib}", "dropped", "Python's standard library ({stdlib})", "Check your connection"),
+        ("{numpy}", "dropped", "NumPy ({numpy})", "Check your connection"),
         ("pyodide.asm.wasm", "dropped", "Python's WebAssembly core", "Check your connection"),
     ],
 )
 def test_a_missing_or_cut_off_file_is_named_with_its_status(
     recorded, page, host, file, how, names, says
 ):
+    file, names = file.format(**built()), names.format(**built())
     host.rules[file] = how
     got = start(page, host.base, FAIL_WITHIN_MS)
     assert got["state"] == "failed", got
@@ -161,10 +171,11 @@ CELL_JS = """async (code) => {
 
 
 def test_rest_of_the_stdlib_loads_on_first_import_or_says_why_not(page, host):
-    host.rules[STDLIB_MORE] = "missing"
+    stdlib_more = built()["stdlib_more"]
+    host.rules[stdlib_more] = "missing"
     assert start(page, host.base, READY_MS)["state"] == "ready"
     failed = page.evaluate(CELL_JS, "import xml.dom.minidom")
-    assert "ModuleNotFoundError" in failed and STDLIB_MORE in failed and "404" in failed, failed
+    assert "ModuleNotFoundError" in failed and stdlib_more in failed and "404" in failed, failed
     host.rules.clear()
     page.evaluate("() => window.AttnLabs.runtime.restart()")
     page.wait_for_function("() => window.AttnLabs.runtime.state === 'ready'", timeout=READY_MS)
