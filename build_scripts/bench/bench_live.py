@@ -108,6 +108,8 @@ class LiveProject:
                 shutil.copytree(entry, vendor / "labs")
             else:
                 (vendor / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+        if (ROOT / "node_modules").is_dir():  # axe-core, for the browser gates
+            (self.top / "node_modules").symlink_to(ROOT / "node_modules", True)
         for cache in ("notebooks", "brotli"):
             if (ROOT / "build" / "cache" / cache).is_dir():
                 shutil.copytree(ROOT / "build" / "cache" / cache, self.top / "build/cache" / cache)
