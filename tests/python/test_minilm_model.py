@@ -151,6 +151,7 @@ def test_quantisation_is_deterministic(original, int8_bytes):
         assert manifest["files"][quantise.WEIGHTS_NAME]["sha256"] == quantise.sha256(int8_bytes)
 
 
+@pytest.mark.slow  # about a minute: every committed sentence, twice
 def test_int8_and_float32_agree_on_the_committed_sentences(f32, int8, wp):
     worst, same, rows = 0.0, 0, 0
     for path in ASSETS:
