@@ -416,6 +416,9 @@ class Live:
 
     def _ask(self, request: dict, what: str) -> dict:
         answer = self.builder.ask(request)
+        if self.builder.proc.poll() is not None:  # it died (see its log): a new one next
+            self.builder, self.spare = self.spare or self._builder(), None
+            self.front_matter = {}  # the new one has no pages yet: the next edit builds all
         if answer.get("front_matter") is not None:
             self.front_matter = answer.pop("front_matter")
         answer["what"] = what
