@@ -115,10 +115,12 @@ class LiveChannel:
             write(_event("hello", self.hello))
             if self.problem is not None:
                 write(_event("failed", self.problem))
-            while not self.closed.is_set():
+            while True:  # every event in order, until "close" (sent by close())
                 try:
                     event, data = mine.get(timeout=15)
                 except queue.Empty:
+                    if self.closed.is_set():
+                        return
                     write(b": still here\n\n")  # a comment: keeps the connection open
                     continue
                 if event == "close":
