@@ -315,3 +315,39 @@ def test_the_unscaled_comparison_does_not_contradict_the_geometry_lab():
     claim(f"the geometry lab's key 1 took {g['weights'][0]:.2f} in two dimensions because its")
     claim("arrows are long")
     claim("each score adds up `d_head` products; the division undoes that growth")
+
+
+# ----------------------------------------------------------------------------
+# the note on normalisation
+
+
+def test_the_normalisation_note_says_where_the_norm_sits_and_its_numbers_are_torchs():
+    """LayerNorm and RMSNorm of the note's vector, against PyTorch's (the learned weights
+    left at 1 and 0); GPT-2 and Llama normalise a layer's input, before W_Q, W_K, W_V."""
+    import torch
+    import torch.nn.functional as F
+    from attention_labs.examples import layer_norm, rms_norm
+
+    x = np.array([2.0, 4.0, 6.0, 8.0])
+    ln, rms = layer_norm(x), rms_norm(x)
+    t = torch.tensor(x)
+    np.testing.assert_allclose(ln, F.layer_norm(t, (4,), eps=1e-5).numpy(), atol=1e-12)
+    np.testing.assert_allclose(rms, F.rms_norm(t, (4,), eps=1e-6).numpy(), atol=1e-12)
+    assert abs(ln.mean()) < 1e-12 and abs(ln.std() - 1) < 1e-5  # mean 0, spread 1
+    assert abs(np.sqrt((rms**2).mean()) - 1) < 1e-6  # root mean square 1
+    fmt = lambda v: ", ".join(f"{a:.3f}" for a in v)  # noqa: E731
+    claim(
+        f"the vector \\((2, 4, 6, 8)\\) becomes \\(({fmt(ln)})\\) under LayerNorm and "
+        f"\\(({fmt(rms)})\\) under RMSNorm."
+    )
+    claim("In GPT-2 and in Llama, \\(x_i\\) is not the raw residual stream")
+    claim("\\(Q = X W_Q\\), \\(K = X W_K\\) (and the values")
+    claim("This placement, before the attention, is called *pre-LN*")
+    claim("normalise *after* adding each layer's update instead (*post-LN*)")
+    # MiniLM is the post-LN BERT architecture (its forward pass says so)
+    from attention_labs.models import minilm
+
+    assert "post-LN" in minilm.__doc__
+    assert "(07-counting-parameters.md)" in SOURCE
+    for source in ("Layer Normalization", "Root Mean Square Layer Normalization", "LLaMA"):
+        assert source in SOURCE[SOURCE.index("## Sources") :]
