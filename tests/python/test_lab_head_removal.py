@@ -179,3 +179,11 @@ def test_bad_parameters_are_named(params, param, words):
     assert info.value.param == param and words in str(info.value)
     out = json.loads(run_lab_json(LAB, json.dumps(params)))
     assert out["ok"] is False and out["param"] == param
+
+
+def test_run_lab_answers_plain_json_for_the_build():
+    """The build writes run_lab's answer into the page as JSON: arrays inside the list of
+    heads must be plain lists too."""
+    out = run_lab(LAB, {})
+    text = json.dumps(out, allow_nan=False)
+    assert json.loads(text)["result"]["heads"][0]["weights"][0][0] == 1.0

@@ -47,8 +47,9 @@ export function mount(body, lab) {
   // The four heads, each with its switch above its map.
   const grid = el("div", "attn-heads attn-removal__heads");
   Object.assign(grid.style, {
-    display: "grid",
-    gridTemplateColumns: "repeat(auto-fill, minmax(min(100%, 250px), 1fr))",
+    display: "grid", // two columns (a layer per row) where they fit, else one
+    gridTemplateColumns: "repeat(auto-fit, minmax(min(100%, 300px), 1fr))",
+    maxWidth: "44rem",
     gap: "0.8rem",
   });
   body.append(grid);
