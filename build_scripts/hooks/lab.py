@@ -11,6 +11,11 @@ is parsed as YAML, validated against the lab's parameter schema, computed once h
 CPython with the same ``attention_labs`` code the browser runs, and replaced by a
 ``<div class="attn-lab" data-config="...">`` holding the parameters and that initial
 result, so the page shows the result before any Python loads in the browser.
+
+A lab whose parameters come from a committed file (the real_scores lab: a real head's
+queries and keys, from its asset under docs/assets/attention/) defines
+``fence_params(params, docs) -> params``; it is called here first, with the build's docs
+folder, and what it returns is validated and becomes the placeholder's parameters.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import html
 
 import yaml
-from attention_labs.labs import LabParameterError, lab_schema, run_lab
+from attention_labs.labs import LabParameterError, get_lab, lab_schema, run_lab
 
 from .runtime import data_attribute
 from .scanner import Fence, FenceError, Page
@@ -71,6 +76,9 @@ def render(fence: Fence, page: Page) -> str:
         raise LabFenceError(f"{where}: lab fence is never closed (add a line with ```)")
     name, params = parse_fence(fence.body, where)
     try:
+        fill = getattr(get_lab(name), "fence_params", None)  # parameters from committed files
+        if fill is not None:
+            params = fill(params, page.build.docs)
         out = run_lab(name, params)
     except LabParameterError as err:
         raise LabFenceError(f"{where}: {err}") from None
