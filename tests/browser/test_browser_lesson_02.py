@@ -115,7 +115,7 @@ def test_real_scores_is_drawn_from_the_build_and_picking_recomputes_equal_to_cpy
     assert "layer 0, head 2: highest previous-token score" in source
     assert "Its scores run from -112.0 to 155.6" in source
     summary = p.locator(f"{lab} .attn-lab__cell").inner_text()
-    assert summary.startswith("Query “dug” (3)") and "key of “mole” (120.64)" in summary
+    assert summary.startswith("Query “dug” (3)") and "key of “mole” (120.56)" in summary
     assert p.locator(f"{lab} table.attn-lab__grid tbody tr").count() == 13
     p.locator(lab).scroll_into_view_if_needed()
     before = state["runs"]
