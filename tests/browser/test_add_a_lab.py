@@ -107,6 +107,12 @@ def copy_with_new_lab(tmp_path_factory):
         + ["-w", str(vendor / "labs"), "."],
         [str(MKDOCS), "build", "--strict"],
     ):
+        if cmd[0] == str(MKDOCS):
+            # the notebooks' download installs the same pure-Python wheel from labs/py3/
+            # (build_scripts/hooks/notebooks.py); make wheel puts one there too
+            (vendor / "labs" / "py3").mkdir()
+            for wheel in (vendor / "labs").glob("attention_labs-*.whl"):
+                shutil.copy2(wheel, vendor / "labs" / "py3" / wheel.name)
         proc = subprocess.run(cmd, cwd=top, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return top, original
