@@ -372,7 +372,8 @@ def test_one_head_serving_two_needs_splits_its_budget_and_two_heads_do_not():
         f"The previous-token head puts {prev_w[3]:.2f} on *on* and the same-word head "
         f"{same_w[0]:.2f} on *the*"
     )
-    claim(f"and a score of {strength:g} for a matching key, 0 for any other.")
+    claim(f"and a score of {strength:g} for a matching key, 0 for any other;")
+    assert "(#try-it-in-python)" in SOURCE and "## Try it in Python" in SOURCE
     # swapping the roles gives the same blend: the output is symmetric in the two needs
     out = r["one_head"]["output"]
     assert abs(out["on"] - out["the"]) < 0.01 and out["on"] + out["the"] > 0.99
