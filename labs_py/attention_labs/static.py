@@ -115,7 +115,11 @@ def default_view(result: dict, params: dict | None = None) -> list[Table | Text]
     """The static view of a lab without ``static_view``: its weights or its numbers."""
     tokens, weights = result.get("tokens"), result.get("weights")
     keys = result.get("key_tokens", tokens)
-    if isinstance(tokens, list) and isinstance(keys, list) and _is_matrix(weights, len(tokens), len(keys)):
+    if (
+        isinstance(tokens, list)
+        and isinstance(keys, list)
+        and _is_matrix(weights, len(tokens), len(keys))
+    ):
         logits = result.get("logits")
         masked = None
         if _is_matrix(logits, len(tokens), len(keys)):

@@ -160,9 +160,7 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
         f"Attention weights of a {preset} head ({', '.join(how)}), d_head {params['d_head']}: "
         "one row per query, one column per key; each row sums to 1."
     )
-    tops = "; ".join(
-        f"{t} → {tokens[k]}" for t, k in zip(tokens, result["top_key"], strict=True)
-    )
+    tops = "; ".join(f"{t} → {tokens[k]}" for t, k in zip(tokens, result["top_key"], strict=True))
     return [
         weights_table(caption, tokens, tokens, result["weights"], masked=masked),
         Text(f"Each query's top key: {tops}."),

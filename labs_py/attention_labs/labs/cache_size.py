@@ -79,7 +79,9 @@ SCHEMA = (
             "int8": "int8 (1 byte)",
         },
     ),
-    Param("sliding", "boolean", False, "Sliding-window attention: the cache keeps `window` tokens."),
+    Param(
+        "sliding", "boolean", False, "Sliding-window attention: the cache keeps `window` tokens."
+    ),
     Param(
         "window",
         "integer",

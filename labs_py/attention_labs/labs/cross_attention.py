@@ -43,7 +43,7 @@ from ..attention import (
     scaled_dot_product_attention,
 )
 from ..params import LabParameterError, Param
-from ..static import Text, weights_table
+from ..static import Table, Text, weights_table
 
 D_MODEL = 32  # width of the random token embeddings
 D_HEAD = 16  # width of queries, keys and values
@@ -270,8 +270,9 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
         "source token (the keys and values); each row sums to 1."
     )
     parts = [
-        weights_table(caption, result["tokens"], result["key_tokens"], result["weights"],
-                      masked=masked)  # fmt: skip
+        weights_table(
+            caption, result["tokens"], result["key_tokens"], result["weights"], masked=masked
+        )  # fmt: skip
     ]
     if result["unseen_keys"]:
         unseen = ", ".join(result["key_tokens"][k] for k in result["unseen_keys"])

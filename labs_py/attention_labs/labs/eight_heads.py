@@ -175,8 +175,7 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
     """Without JavaScript: the chosen query's row in every head."""
     q, tokens = result["query"], result["tokens"]
     rows = [
-        (f"head {h + 1}: {kind}", result["weights"][h][q])
-        for h, kind in enumerate(result["kinds"])
+        (f"head {h + 1}: {kind}", result["weights"][h][q]) for h, kind in enumerate(result["kinds"])
     ]
     caption = (
         f"Query “{tokens[q]}” ({q}) in each of the {result['n_heads']} heads "
@@ -187,9 +186,7 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
         Text(
             "Mean entropy of each head's rows, in bits (at most "
             f"{result['max_entropy_bits']:.2f}): "
-            + ", ".join(
-                f"head {h + 1} {e:.2f}" for h, e in enumerate(result["mean_entropy_bits"])
-            )
+            + ", ".join(f"head {h + 1} {e:.2f}" for h, e in enumerate(result["mean_entropy_bits"]))
             + "."
         ),
     ]

@@ -107,8 +107,15 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
         "After each letter, the letter the model predicts next, and its probability.",
         ("Position", "Letter", "Next (actual)", "Predicted", "Probability"),
         [
-            (str(i), (t, tokens[i + 1] if i + 1 < len(tokens) else None,
-                      result["predicted"][i], result["confidence"][i]))
+            (
+                str(i),
+                (
+                    t,
+                    tokens[i + 1] if i + 1 < len(tokens) else None,
+                    result["predicted"][i],
+                    result["confidence"][i],
+                ),
+            )
             for i, t in enumerate(tokens)
         ],  # fmt: skip
         digits=2,

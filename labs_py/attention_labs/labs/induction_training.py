@@ -93,11 +93,11 @@ def compute(params):
 
 def static_view(result: dict, params: dict) -> list[Table | Text]:
     """Without JavaScript: the training curve at the steps whose maps are kept."""
+    keys = ("loss", "loss_repeated", "loss_random", "induction", "previous_token")
     rows = []
     for step in result["map_steps"]:
         i = result["steps"].index(step)
-        rows.append((f"{step:,d}", tuple(result[k][i] for k in
-                     ("loss", "loss_repeated", "loss_random", "induction", "previous_token"))))  # fmt: skip
+        rows.append((f"{step:,d}", tuple(result[k][i] for k in keys)))
     caption = (
         f"Training of the two-layer model: loss (on all letters, on the letters that copy an "
         f"earlier one, on the others) and the scores of layer {params['layer']}, head "

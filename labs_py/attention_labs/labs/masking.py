@@ -34,7 +34,7 @@ import numpy as np
 
 from ..attention import causal_mask, entropy_bits, padding_mask, sliding_window_mask, softmax
 from ..params import LabParameterError, Param
-from ..static import Text, weights_table
+from ..static import Table, Text, weights_table
 
 MAX_LEN = 64
 
@@ -160,8 +160,9 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
     )
     c = result["counts"]
     return [
-        weights_table(caption, result["tokens"], result["tokens"], result["weights"],
-                      masked=masked),  # fmt: skip
+        weights_table(
+            caption, result["tokens"], result["tokens"], result["weights"], masked=masked
+        ),  # fmt: skip
         Text(
             f"The mask keeps {c['kept']} of the {c['total']} entries and blocks "
             f"{c['masked']} ({c['blocked_percent']:.1f}%)."

@@ -195,22 +195,26 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
     reads = ", ".join(
         f"“{w}” {x:.2f}" for w, x in zip(result["context_words"], result["weights"], strict=True)
     )
+
     def point(v):
         return f"({v[0]:.2f}, {v[1]:.2f})"
 
     senses = result["sense_names"]
+    before, after = senses[result["nearest_before"]], senses[result["nearest_after"]]
     text = (
         f"“{result['word']}” reads nothing: its vector stays {point(result['embedding'])}."
         if result["reads_nothing"]
         else f"“{result['word']}” reads {reads}: its vector moves from "
         f"{point(result['embedding'])} to {point(result['updated'])}, nearest to the sense "
-        f"“{senses[result['nearest_before']]}” before and “{senses[result['nearest_after']]}” after."
+        f"“{before}” before and “{after}” after."
     )
     table = Table(
         f"How close “{result['word']}” is to each sense (cosine similarity) before and after.",
         ("Sense", "Before", "After"),
-        [(s, (b, a)) for s, b, a in zip(senses, result["cos_before"], result["cos_after"],
-                                          strict=True)],  # fmt: skip
+        [
+            (s, (b, a))
+            for s, b, a in zip(senses, result["cos_before"], result["cos_after"], strict=True)
+        ],  # fmt: skip
         digits=2,
     )
     return [Text(text), table]

@@ -1,9 +1,9 @@
 """Lab: count the parameters of a transformer, part by part.
 
 The reader picks a published model (GPT-2 small to XL, BERT-base, GPT-3 175B, Llama-2-7B and
-70B, Mistral-7B, Llama-3-8B) or describes one; the lab returns how many parameters sit in attention, in the MLPs, in the
-embeddings and in the norms, per layer and in total, with and without bias vectors, and the
-same split for every preset (for one stacked bar per model).
+70B, Mistral-7B, Llama-3-8B) or describes one; the lab returns how many parameters sit in
+attention, in the MLPs, in the embeddings and in the norms, per layer and in total, with and
+without bias vectors, and the same split for every preset (for one stacked bar per model).
 
 What is counted, per layer (d = d_model, kv = n_kv_heads * d_head, d_head = d / n_heads):
 
@@ -152,6 +152,7 @@ for _name, _preset in PRESETS.items():
 def spec_of(name: str) -> dict:
     """The fields of preset ``name`` that :func:`count` reads (no label, no window)."""
     return {k: v for k, v in PRESETS[name].items() if k not in NOT_COUNTED}
+
 
 PARTS = ("attention", "MLP", "embeddings", "norms", "other")
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..attention import attention_logits, sinusoidal_positions, softmax
 from ..params import LabParameterError, Param
-from ..static import Text, weights_table
+from ..static import Table, Text, weights_table
 
 MAX_TOKENS = 32
 D_MODEL = 64  # width of the random word embeddings

@@ -227,7 +227,8 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
             f"{m['plain']:,d} scores."
         ),
         Table(
-            "Work (FLOPs, the same for both methods) and numbers held besides inputs and output, by seq_len.",
+            "Work (FLOPs, the same for both methods) and numbers held besides the inputs and "
+            "the output, by seq_len.",
             ("seq_len", "Work (FLOPs)", "Held, plain", "Held, tiled"),
             rows,
         ),

@@ -193,9 +193,7 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
     """Without JavaScript: the query's weights, every value row, and its output."""
     tokens, q = result["tokens"], result["query"]
     d_head = result["d_head"]
-    rows = [
-        (f"{t} ({j})", (result["row"][j], *result["values"][j])) for j, t in enumerate(tokens)
-    ]
+    rows = [(f"{t} ({j})", (result["row"][j], *result["values"][j])) for j, t in enumerate(tokens)]
     caption = (
         f"Query “{tokens[q]}” ({q}): its weight on every token, and each token's value "
         f"v (d_head = {d_head})."
