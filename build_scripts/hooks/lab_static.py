@@ -35,6 +35,8 @@ def _cell_text(value: Cell, digits: int) -> str:
 
 def _td(value: Cell, table: Table) -> str:
     text = inert_text(_cell_text(value, table.digits))
+    if isinstance(value, str):
+        return f'<td class="attn-static__word">{text}</td>'
     if table.shade and value is None:
         return f'<td class="attn-static__masked">{text}</td>'
     if table.shade and isinstance(value, float):
