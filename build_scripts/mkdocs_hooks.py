@@ -19,7 +19,9 @@ from build_scripts.hooks import SiteHooks  # noqa: E402
 
 _site = SiteHooks()
 on_config = _site.on_config
+on_files = _site.on_files
 on_page_markdown = _site.on_page_markdown
 on_page_content = _site.on_page_content
+on_page_context = _site.on_page_context
 on_post_page = _site.on_post_page
 on_post_build = _site.on_post_build

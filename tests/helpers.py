@@ -43,10 +43,11 @@ def project_copy(tmp_path, pages=None, vendor=True, execute=()):
     nav: the build derives it from the files), and ``vendor=False`` leaves docs/vendor out
     (otherwise it is a symlink to the real one). Returns the config file's path.
 
-    Only the notebooks named in ``execute`` (docs-relative, e.g. "notebooks/99-x.py") are
-    executed; the others are built as pages without outputs. Executing every companion
-    notebook costs each build about 35 s, and the real site build (``built_site``,
-    ``make build``) executes them all already."""
+    Only the notebooks named in ``execute`` (docs-relative, e.g. "notebooks/99-x.py"), or
+    all with ``execute=True``, are executed; the others are built as pages without outputs.
+    The copy's notebook caches are its own (under tmp_path/build/cache/), empty: executing
+    every companion notebook then costs the build about 30 s, where the real site build
+    (``built_site``, ``make build``) finds them in the repository's cache."""
     docs = tmp_path / "docs"
     shutil.copytree(
         ROOT / "docs", docs, ignore=lambda d, names: ["vendor"] if Path(d) == ROOT / "docs" else []
@@ -63,13 +64,12 @@ def project_copy(tmp_path, pages=None, vendor=True, execute=()):
     config["hooks"] = [str((ROOT / hook).resolve()) for hook in config["hooks"]]
     if config["theme"].get("custom_dir"):  # relative to the config file, which moves
         config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
+    # build_scripts/hooks/notebooks.py: true, or the notebooks to execute
+    config["extra"]["notebooks"]["execute"] = execute if execute is True else list(execute)
     for plugin in config["plugins"]:
         if isinstance(plugin, dict) and "mkdocs-jupyter" in plugin:
-            others = sorted(
-                p.relative_to(docs).as_posix() for p in (docs / "notebooks").glob("*.py")
-            )
-            plugin["mkdocs-jupyter"]["execute"] = bool(execute)
-            plugin["mkdocs-jupyter"]["execute_ignore"] = [p for p in others if p not in execute]
+            # relative to the working directory, which stays the repository's
+            plugin["mkdocs-jupyter"]["cache_dir"] = str(tmp_path / "build/cache/notebooks/pages")
     config_file = tmp_path / "mkdocs.yml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return config_file

@@ -1,6 +1,7 @@
 """`make bench`, the site build: `mkdocs build --strict` of the whole site, three times (the
 hooks compute every lab's first result and run every ```numbers fence; the companion
-notebooks are executed). A benchmark, not a test: it asserts nothing.
+notebooks come from their cache, build/cache/notebooks/, once the first build has executed
+what changed). A benchmark, not a test: it asserts nothing.
 
 Usage: python -m build_scripts.bench.bench_build
 """

@@ -91,6 +91,7 @@ SECTIONS: dict[str, str] = {
     "budget": "bench_budget",  # bytes per page against budget.json
     "lab": "bench",  # the live lab: cold start, recompute, code cells
     "startup": "bench_startup",  # Python + NumPy ready against the official loader
+    "pictures": "bench_pictures",  # every lesson's first lab against its DOMContentLoaded
     "labs": "bench_labs",  # every lab's recompute
     "precompute": "bench_precompute",  # real attention maps
     "induction": "bench_induction",  # the induction-head model's training

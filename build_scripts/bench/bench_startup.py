@@ -21,8 +21,8 @@ then the idle warm-up after "ready") and when each download ended.
 Each is timed from ``new Worker`` to "ready" (page load not included: it is the same for
 every row), cold (a fresh browser context, so an empty HTTP and code cache, per run) and on
 a repeat visit (the same context, page reloaded). Bytes are counted by the server for one
-cold run. Also on the lesson page: the lab's first picture (the build's precomputed result)
-against the page's own DOMContentLoaded. A benchmark, not a test: it asserts nothing.
+cold run. (The lab's first picture against the page's DOMContentLoaded, on every lesson:
+bench_pictures.py.) A benchmark, not a test: it asserts nothing.
 
 Its rows (``rows``, the contract of bench/contract.py) go into bench-results/REPORT.md
 (bench_report.py).
@@ -45,7 +45,7 @@ from build_scripts.gates.browser import launch  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
 
 LESSON = "lessons/03-attention-pattern/"
-# The variants every ratio is taken against, and whose worker steps and picture are reported.
+# The variants every ratio is taken against, and whose worker steps are reported.
 BASELINE = "baseline: official loadPyodide + loadPackage(numpy)"
 SITE = "site (lesson 3 runtime)"
 
@@ -95,12 +95,6 @@ PROFILE_JS = """async () => {
            downloads: rel(t.downloads), warm: t.warm === undefined ? null : t.warm - t.start };
 }"""
 
-PICTURE_JS = """() => {
-  const nav = performance.getEntriesByType('navigation')[0];
-  const mark = performance.getEntriesByName('lab:initial')[0];
-  return { dcl: nav.domContentLoadedEventEnd, picture: mark ? mark.startTime : null };
-}"""
-
 
 def harness_dir(site: Path) -> tempfile.TemporaryDirectory:
     """A folder with the harness page and the site's vendor/ (a link: same files)."""
@@ -122,7 +116,6 @@ def site_once(page, url: str) -> dict:
     page.goto(url)
     page.wait_for_selector(".attn-lab[data-status=initial]", timeout=60_000)  # configured
     out = page.evaluate(SITE_JS)
-    out.update(page.evaluate(PICTURE_JS))
     if out.get("ok"):
         out["profile"] = page.evaluate(PROFILE_JS)
     return out
@@ -224,8 +217,7 @@ def summary(r: dict) -> str:
 
 def rows(args) -> list[Row]:
     """Python + NumPy ready, each variant against the official loader in the same run
-    (``args.runs`` runs); the site's worker step by step; first picture against
-    DOMContentLoaded."""
+    (``args.runs`` runs); the site's worker step by step."""
     results = run(args.runs)
     names = list(results)
     base = results[BASELINE]
@@ -267,20 +259,6 @@ def rows(args) -> list[Row]:
         )
     site = results[SITE]
     out += startup_steps(site["extra"])
-    pictures = [e["picture"] / e["dcl"] for e in site["extra"] if e.get("picture")]
-    out.append(
-        Row(
-            "start-up, lesson 3",
-            "lab's first picture / page's DOMContentLoaded",
-            f"{statistics.median(pictures):.2f}× ({min(pictures):.2f}–{max(pictures):.2f})",
-            "precomputed result drawn (lab:initial mark) over domContentLoadedEventEnd; "
-            "target ≤ 1.1×; "
-            + "first picture "
-            + med([e["picture"] for e in site["extra"]])
-            + ", DOMContentLoaded "
-            + med([e["dcl"] for e in site["extra"]]),
-        )
-    )
     return out
 
 

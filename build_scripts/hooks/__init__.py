@@ -7,12 +7,14 @@ top-level fence to the module of its kind (``KINDS``): ``lab``, ``attention-map`
 ```numbers fences define the page's ``{{ expr }}`` values (``numbers``). Around that:
 ``lessons`` derives the nav's Lessons and Notebooks sections from the files and renders a
 lesson's prerequisites and notebook link, ``lesson_checks`` is the lesson gate,
-``notebooks`` writes the downloadable .ipynb files, ``home`` lists the lesson plan on the
-home page and measures what a lab downloads, ``glossary`` anchors the glossary's rows and
-links each lesson's first use of a term to its row, and ``runtime`` (computed once, in
-on_config) says where the browser finds Pyodide and the labs wheel.
+``notebooks`` executes the companion notebooks when what they read changed (for
+mkdocs-jupyter to render) and writes their downloadable .ipynb files, ``home`` lists the
+lesson plan on the home page and measures what a lab downloads, ``glossary`` anchors the
+glossary's rows and links each lesson's first use of a term to its row, and ``runtime``
+(computed once, in on_config) says where the browser finds Pyodide and the labs wheel.
 
-What on_config reads once (the runtime, the map index, the lessons, the glossary) is one
+What on_config reads once (the runtime, the map index, the lessons, the glossary, the
+notebooks' settings) is one
 ``BuildState`` (hooks/state.py), held by the ``SiteHooks`` instance whose events MkDocs
 calls (build_scripts/mkdocs_hooks.py makes it) and passed explicitly to what renders a
 page (``render_page``, ``Page.build``); no module keeps build state in a global.
@@ -24,7 +26,10 @@ rule, files.py).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+from mkdocs.plugins import event_priority
 
 from . import (
     attention_map,
@@ -43,6 +48,8 @@ from . import (
 from . import runtime as runtime_config
 from .scanner import Page, front_matter_lines, scan
 from .state import BuildState
+
+LOG = logging.getLogger("mkdocs.hooks")
 
 # Fence kind (the info string) -> the module that renders it: render(fence, page) -> HTML.
 KINDS = {
@@ -117,6 +124,7 @@ def configure(config) -> BuildState:
         maps=attention_map.configure(config),
         lessons=lessons.configure(config),  # the nav's Lessons and Notebooks sections too
         terms=glossary.configure(config),  # for the glossary's anchors and the lessons' links
+        notebooks=notebooks.configure(config),
     )
 
 
@@ -131,6 +139,13 @@ class SiteHooks:
     def on_config(self, config):
         self.build = configure(config)
         return config
+
+    # After mkdocs-jupyter's on_files (priority 0) has made the notebooks its pages.
+    @event_priority(-50)
+    def on_files(self, files, config):
+        if self.build.notebooks is not None:
+            notebooks.prepare(files, self.build.notebooks, log=LOG)  # executed, or cached
+        return files
 
     def on_page_markdown(self, markdown, page, config, files):
         # MkDocs has cut the front matter (and the blank lines after it) off `markdown`.
@@ -151,9 +166,14 @@ class SiteHooks:
         # lessons link each term's first use
         return glossary.on_page_content(html, page, self.build.terms)
 
+    def on_page_context(self, context, page, config, nav):
+        notebooks.on_page_context(page)  # math in a notebook's table of contents
+        return context
+
     def on_post_page(self, output, page, config):
         output = notebooks.on_post_page(output, page, config)  # no empty MathJax <script src="">
         return preload.on_post_page(output, page, config)  # the first picture's modules, early
 
     def on_post_build(self, config):
-        notebooks.on_post_build(config)
+        if self.build.notebooks is not None:
+            notebooks.on_post_build(config, self.build.notebooks)  # the .ipynb downloads

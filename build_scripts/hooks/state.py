@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # annotations only: those modules import this one's users
     from .attention_map import Maps
     from .glossary import Entry
     from .lessons import Lesson
+    from .notebooks import Settings as NotebookSettings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -39,3 +40,6 @@ class BuildState:
     lessons: dict[str, Lesson] | None = None
     # glossary.configure: the glossary's entries, for its anchors and the lessons' links.
     terms: tuple[Entry, ...] = ()
+    # notebooks.configure: whether and where the companion notebooks are executed and
+    # cached, the labs wheel their download installs; None: no notebook build.
+    notebooks: NotebookSettings | None = None

@@ -14,10 +14,10 @@
 # %% [markdown]
 # # $title: companion notebook
 #
-# This notebook goes with the lesson *$title*. It was run when this site was built, so
-# every output below is real. <a href="../$name.ipynb" download>Download it as a Jupyter
-# notebook (.ipynb)</a> to run it yourself: it needs NumPy and this site's
-# `attention_labs` package (`pip install -e .` in the repository).
+# This notebook goes with the lesson *$title*. It was run when this site was built, so every
+# output below is real. <a href="../$name.ipynb" download>Download it as a Jupyter notebook
+# (.ipynb)</a> to run it yourself: its first cell installs NumPy, Matplotlib and this site's
+# `attention_labs` package with pip.
 #
 # Replace this example with the lesson's steps, one idea per cell.
 

@@ -16,6 +16,10 @@ Same sources, same bytes: members sorted, one date, fixed permissions, hash seed
 own wheel carries the files' dates, which do not matter here). The wheel's sha256 is
 whatever the sources give; the site checks it as built (hooks/runtime.py), and
 tests/build/test_vendor.py rebuilds it and compares.
+
+Beside it, in ``py3/``, the same pip wheel for CPython (``pure_wheel``: pure Python, no
+bytecode), rewritten as reproducibly: the companion notebooks' first cell installs it from
+the site (build_scripts/hooks/notebooks.py).
 """
 
 from __future__ import annotations
@@ -25,14 +29,18 @@ import json
 import shutil
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
+from build_scripts.files import atomic_file
 from build_scripts.vendor.vendor import REPO, VendorError, run_in_pyodide
 
 PACKAGE = "attention_labs"
 PYODIDE = REPO / "docs" / "vendor" / "pyodide"
 WHAT = "labs wheel"
 TAG = "cp312"  # Pyodide 0.27.7's CPython 3.12: the bytecode is for it only
+PURE = "py3"  # the folder of the pure-Python wheel, under the site's wheel folder
+DATE = (1980, 1, 1, 0, 0, 0)  # zip's earliest date, as precompile_pyodide.py writes
 
 
 def numpy_wheel(pyodide: Path = PYODIDE) -> Path:
@@ -51,16 +59,42 @@ def compiled_name(wheel: str) -> str:
     return f"{name}-{version}-0pyc-{TAG}-none-any.whl"
 
 
-def precompile_labs(src_dir: Path, dest: Path, pyodide: Path = PYODIDE) -> dict:
-    """Compile the one ``attention_labs-*.whl`` in ``src_dir`` into ``dest`` (emptied of
-    other wheels) as ``compiled_name``. Returns what precompile_pyodide.mjs did."""
+def pip_wheel(src_dir: Path) -> Path:
+    """The one ``attention_labs-*.whl`` pip wrote to ``src_dir``; VendorError otherwise."""
     found = sorted(Path(src_dir).glob(f"{PACKAGE}-*.whl"))
     if len(found) != 1:
         raise VendorError(
             f"{WHAT}: expected one {PACKAGE} wheel in {src_dir}, found {len(found)}: "
             "run 'make wheel'"
         )
-    src = found[0]
+    return found[0]
+
+
+def pure_wheel(src_dir: Path, dest: Path) -> Path:
+    """pip's wheel in ``src_dir`` rewritten into ``dest`` (emptied of other wheels) under its
+    own name (``attention_labs-0.1.0-py3-none-any.whl``): the same members with the same
+    bytes (so its RECORD holds), in sorted order, with one date and fixed permissions.
+    Returns its path."""
+    src = pip_wheel(src_dir)
+    with zipfile.ZipFile(src) as zf:
+        members = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.glob("*.whl"):
+        old.unlink()
+    with atomic_file(dest / src.name) as fh, zipfile.ZipFile(fh, "w") as out:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o100644 << 16
+            info.create_system = 3  # Unix, so the permissions are read
+            out.writestr(info, members[name], compresslevel=9)
+    return dest / src.name
+
+
+def precompile_labs(src_dir: Path, dest: Path, pyodide: Path = PYODIDE) -> dict:
+    """Compile the one ``attention_labs-*.whl`` in ``src_dir`` into ``dest`` (emptied of
+    other wheels) as ``compiled_name``. Returns what precompile_pyodide.mjs did."""
+    src = pip_wheel(src_dir)
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".labs-wheel.", dir=dest) as tmp:
         out = Path(tmp) / compiled_name(src.name)
@@ -91,12 +125,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         done = precompile_labs(args.src, args.dest)
+        pure = pure_wheel(args.src, args.dest / PURE)
     except VendorError as err:
         print(f"wheel: {err}", file=sys.stderr)
         return 1
     print(
         f"wheel: {done['compiled']} modules precompiled in Pyodide; "
-        f"{done['check']['modules']} imported there without compiling"
+        f"{done['check']['modules']} imported there without compiling; "
+        f"{pure.relative_to(args.dest.parent)} for CPython (the notebooks)"
     )
     return 0
 

@@ -16,9 +16,10 @@ What goes where (pins in build_scripts/vendor/vendor-lock.json):
   rest, which the browser downloads on first import) and the NumPy wheel into a sourceless
   one, and a lock file names it (see ``precompile`` below). Same inputs, same bytes.
 * KaTeX (npm ``katex``) -> <dest>/katex/; ajv (npm ``ajv-dist``, the JSON Schema validator
-  of the real-map loader) -> <dest>/ajv/; d3-color, d3-interpolate, d3-scale-chromatic
-  (npm, on every page), and d3-array, d3-format, d3-path, d3-shape, d3-scale, d3-selection,
-  d3-axis (npm, loaded by renderers/charts.js on the pages that draw a chart) -> <dest>/d3/.
+  of the real-map loader) -> <dest>/ajv/.
+* Bundles made with the pinned esbuild from npm packages pinned by a package-lock.json
+  (``bundle_esbuild``): CodeMirror 6 -> <dest>/codemirror/ (one script), and the d3 modules
+  the site uses -> <dest>/d3/d3.min.js (one ES module, imported by name).
 
 Downloads go through ``npm pack`` and ``python -m pip download`` into the cache folder and are
 reused while their sha256 matches the pin. Nothing is written to <dest> unless it matches its
@@ -455,7 +456,7 @@ def fetch_source(
 def bundle_esbuild(
     source: dict, todo: dict, base: Path, cache: Path, *, what: str, log: Log = _log
 ) -> None:
-    """Bundle many ES modules from npm into the pinned files of `todo` (CodeMirror 6).
+    """Bundle many ES modules from npm into the pinned files of `todo` (CodeMirror 6, d3).
 
     ``source.dir`` holds package.json (exact versions), package-lock.json (npm's integrity
     hash for every package, esbuild included; its own sha256 is ``source.sha256``) and the
@@ -564,14 +565,10 @@ def build_manifest(lock: dict, dest: Path) -> dict:
             "auto_render": f"{d}/contrib/auto-render.min.js",
             "fonts": f"{d}/fonts/",
         }
-    d3 = [p for p in lock["packages"] if p["name"].startswith("d3-")]
-    if d3:
-        manifest["d3"] = {
-            "path": d3[0]["dest"] + "/",
-            # load order matters for the UMD builds: color, interpolate, scale-chromatic
-            "scripts": [f"{p['dest']}/{rel}" for p in d3 for rel in p["files"]],
-            "versions": {p["name"]: p["version"] for p in d3},
-        }
+    if "d3" in by_name:
+        p = by_name["d3"]
+        ((module, _),) = p["files"].items()
+        manifest["d3"] = {"version": p["version"], "module": f"{p['dest']}/{module}"}
     pre = lock.get("precompiled")
     if pre:
         d = pre["dest"]
@@ -743,9 +740,26 @@ def precompile(lock: dict, dest: Path, *, log: Log = _log, repin: Path | None = 
 # --------------------------------------------------------------------------- main steps
 
 
+def stale_files(lock: dict, dest: Path) -> list[Path]:
+    """Files in a package's folder under <dest> that no pin names: left by an older lock
+    (d3's modules before the bundle), they would still ship with the site."""
+    dest = Path(dest)
+    pinned = {dest / rel for pkg in lock["packages"] for rel in pkg_files(pkg)}
+    pinned |= {dest / rel for rel in precompiled_files(lock)}
+    folders = sorted({dest / pkg["dest"] for pkg in lock["packages"]})
+    return [
+        p
+        for folder in folders
+        if folder.is_dir()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p not in pinned and not p.name.startswith(".")
+    ]
+
+
 def problems(lock: dict, dest: Path) -> list[str]:
-    """Every file under <dest> that is missing or does not match its pin (incl. manifest)."""
-    out = []
+    """Every file under <dest> that is missing, does not match its pin (incl. manifest) or
+    is pinned by no one (``stale_files``)."""
+    out = [f"{show(p)}: no pin names it (left by an older lock)" for p in stale_files(lock, dest)]
     for pkg in lock["packages"]:
         for rel, sha in pkg_files(pkg).items():
             reason = file_status(dest / rel, sha)
@@ -836,6 +850,10 @@ def vendor(
         )
         return False
     changed = False
+    for stale in stale_files(lock, dest):
+        stale.unlink()
+        log(f"vendor: removed {show(stale)} (no pin names it)")
+        changed = True
     for pkg in lock["packages"]:
         changed |= vendor_package(pkg, dest, cache, log=log, download=download)
     changed |= precompile(lock, dest, log=log)

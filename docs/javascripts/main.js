@@ -4,13 +4,7 @@
 // placeholders need: labs/ for a lab, cells/ (and, once near, CodeMirror) for a cell or
 // exercise, explorer/ for an attention map. A page without any loads none of them.
 import { runtime } from "./runtime/lab-runtime.js";
-import {
-  destroyDetached,
-  importInTurn,
-  liveCount,
-  onEveryPage,
-  providedModule,
-} from "./runtime/page.js";
+import { destroyDetached, liveCount, onEveryPage, providedModule } from "./runtime/page.js";
 import { renderMath } from "./katex-init.js";
 import { nameSearchDialog } from "./ui/material-a11y.js";
 
@@ -21,12 +15,13 @@ window.AttnLabs = Object.freeze({ runtime, liveCount });
 const LAB_NAME = /^[a-z][a-z0-9_]*$/;
 
 /** Import the labs' widget modules (labs/<name>.js) alongside the controller, not after
- * it: the lab's first picture waits for both, so one round of fetches instead of two. */
+ * it, where the head did not provide them (a page reached by instant navigation keeps the
+ * first page's head): the lab's first picture waits for both, so one round of fetches. */
 function prefetchWidgets() {
   for (const root of document.querySelectorAll(".attn-lab:not([data-status])")) {
     const name = /"lab":\s*"([^"]+)"/.exec(root.dataset.config || "")?.[1];
-    if (name && LAB_NAME.test(name))
-      importInTurn(name, () => import(`./labs/${name}.js`)).catch(() => {});
+    if (name && LAB_NAME.test(name) && !providedModule(name))
+      import(`./labs/${name}.js`).catch(() => {}); // the mount reports a failure
   }
 }
 

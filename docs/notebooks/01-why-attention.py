@@ -16,9 +16,8 @@
 #
 # This notebook goes with the lesson *Why attention exists*. It was run when this site was
 # built, so every output below is real. <a href="../01-why-attention.ipynb"
-# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: it needs
-# NumPy, Matplotlib and this site's `attention_labs` package (`pip install -e .` in the
-# repository).
+# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell
+# installs NumPy, Matplotlib and this site's `attention_labs` package with pip.
 #
 # The vectors are the lesson lab's: a tiny two-dimensional space **built by hand for the
 # lesson, not learned**.

@@ -14,11 +14,10 @@
 # %% [markdown]
 # # The attention pattern: companion notebook
 #
-# This notebook goes with the lesson *The attention pattern*. It was run when this site
-# was built, so every output below is real. <a href="../03-attention-pattern.ipynb"
-# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: it needs
-# NumPy, Matplotlib and this site's `attention_labs` package (`pip install -e .` in the
-# repository).
+# This notebook goes with the lesson *The attention pattern*. It was run when this site was
+# built, so every output below is real. <a href="../03-attention-pattern.ipynb"
+# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell
+# installs NumPy, Matplotlib and this site's `attention_labs` package with pip.
 #
 # ## Softmax turns scores into weights
 #

@@ -15,9 +15,9 @@
 # # Masking: companion notebook
 #
 # This notebook goes with the lesson *Masking*. It was run when this site was built, so
-# every output below is real. <a href="../04-masking.ipynb" download>Download it as a Jupyter
-# notebook (.ipynb)</a> to run it yourself: it needs NumPy, Matplotlib and this site's
-# `attention_labs` package (`pip install -e .` in the repository).
+# every output below is real. <a href="../04-masking.ipynb" download>Download it as a
+# Jupyter notebook (.ipynb)</a> to run it yourself: its first cell installs NumPy,
+# Matplotlib and this site's `attention_labs` package with pip.
 #
 # ## Mask before softmax, not after
 #

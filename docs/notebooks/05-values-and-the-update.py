@@ -12,13 +12,12 @@
 # ---
 
 # %% [markdown]
-# %% [markdown]
 # # Values and the update: companion notebook
 #
 # This notebook goes with the lesson *Values and the update*. It was run when this site was
 # built, so every output below is real. <a href="../05-values-and-the-update.ipynb"
-# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: it needs NumPy
-# and this site's `attention_labs` package (`pip install -e .` in the repository).
+# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell
+# installs NumPy, Matplotlib and this site's `attention_labs` package with pip.
 #
 # The embeddings and weights are random (synthetic), as in the lesson's lab: the point is
 # the arithmetic of one head, which is the same in a trained model.

@@ -12,13 +12,12 @@
 # ---
 
 # %% [markdown]
-# %% [markdown]
 # # Multi-head attention: companion notebook
 #
 # This notebook goes with the lesson *Multi-head attention*. It was run when this site was
 # built, so every output below is real. <a href="../06-multi-head-attention.ipynb"
-# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: it needs NumPy
-# and this site's `attention_labs` package (`pip install -e .` in the repository).
+# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell
+# installs NumPy, Matplotlib and this site's `attention_labs` package with pip.
 #
 # The weights are random (synthetic); the shapes and the identities are what matter.
 

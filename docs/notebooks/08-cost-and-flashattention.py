@@ -17,8 +17,8 @@
 # This notebook goes with the lesson *Cost: the n² wall and FlashAttention*. It was run when
 # this site was built, so every output below is real.
 # <a href="../08-cost-and-flashattention.ipynb" download>Download it as a Jupyter notebook
-# (.ipynb)</a> to run it yourself: it needs NumPy, Matplotlib and this site's
-# `attention_labs` package (`pip install -e .` in the repository).
+# (.ipynb)</a> to run it yourself: its first cell installs NumPy, Matplotlib and this site's
+# `attention_labs` package with pip.
 #
 # ## The square
 #

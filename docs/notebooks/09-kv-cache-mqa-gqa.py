@@ -14,11 +14,11 @@
 # %% [markdown]
 # # Inference: KV cache, MQA and GQA: companion notebook
 #
-# This notebook goes with the lesson *Inference: KV cache, MQA and GQA*. It was run when this
-# site was built, so every output below is real.
-# <a href="../09-kv-cache-mqa-gqa.ipynb" download>Download it as a Jupyter notebook
-# (.ipynb)</a> to run it yourself: it needs NumPy and this site's `attention_labs` package
-# (`pip install -e .` in the repository); PyTorch is optional.
+# This notebook goes with the lesson *Inference: KV cache, MQA and GQA*. It was run when
+# this site was built, so every output below is real. <a href="../09-kv-cache-mqa-gqa.ipynb"
+# download>Download it as a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell
+# installs NumPy, Matplotlib and this site's `attention_labs` package with pip. PyTorch is
+# optional.
 #
 # ## A random layer, and full causal attention
 #

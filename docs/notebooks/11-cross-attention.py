@@ -16,8 +16,8 @@
 #
 # This notebook goes with the lesson *Cross-attention*. It was run when this site was built,
 # so every output below is real. <a href="../11-cross-attention.ipynb" download>Download it
-# as a Jupyter notebook (.ipynb)</a> to run it yourself: it needs NumPy and this site's
-# `attention_labs` package (`pip install -e .` in the repository).
+# as a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell installs NumPy,
+# Matplotlib and this site's `attention_labs` package with pip.
 #
 # The embeddings and weights are **random**, as in the lesson's lab: this is not a trained
 # translator, and the patterns below are not alignments. The point is the shapes and the

@@ -15,10 +15,10 @@
 # # What real heads do: companion notebook
 #
 # This notebook goes with the lesson *What real heads do*. It was run when this site was
-# built, so every output below is real.
-# <a href="../12-real-heads.ipynb" download>Download it as a Jupyter notebook (.ipynb)</a>
-# to run it yourself: it needs NumPy, Matplotlib and this site's `attention_labs` package
-# (`pip install -e .` in the repository), which carries the trained induction model.
+# built, so every output below is real. <a href="../12-real-heads.ipynb" download>Download
+# it as a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell installs NumPy,
+# Matplotlib and this site's `attention_labs` package (which carries the trained induction
+# model) with pip.
 #
 # ## The trained model, in NumPy
 #

@@ -16,8 +16,8 @@
 #
 # This notebook goes with the page *Code it yourself*. It was run when this site was built,
 # so every output below is real. <a href="../code-it-yourself.ipynb" download>Download it as
-# a Jupyter notebook (.ipynb)</a> to run it yourself: it needs NumPy and this site's
-# `attention_labs` package (`pip install -e .` in the repository), and PyTorch for the
+# a Jupyter notebook (.ipynb)</a> to run it yourself: its first cell installs NumPy,
+# Matplotlib and this site's `attention_labs` package with pip. PyTorch is needed for the
 # comparisons (`pip install torch`; without it, the cells that need it say so and skip).
 #
 # It builds the page's head and multi-head layer again, in NumPy, on the same random inputs

@@ -1,4 +1,4 @@
-"""The browser loader of real attention maps (docs/javascripts/explorer/assets.js, an ES module) in Chromium,
+"""The browser loader of real attention maps (docs/javascripts/maps.js, an ES module) in Chromium,
 against the built site on a local server: schema validation, decoding, clear errors."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def loader(recorded):
     # The module, bound to a page global for these tests only (the site sets none).
     page.evaluate(
         "async (url) => { window.AttnAssets = await import(url); }",
-        recorded.base + "javascripts/explorer/assets.js",
+        recorded.base + "javascripts/maps.js",
     )
     return recorded
 

@@ -4,6 +4,8 @@ hosts serve it, and cross-origin isolated, as `serve.py --isolate` does)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from attention_labs import cells
@@ -86,11 +88,25 @@ def lesson_cells() -> list[str]:
 
 def test_cells_run_share_a_namespace_and_show_output_value_and_heatmap(recorded):
     page = open_cells(recorded)
+    # Every status line the first run shows (it may wait for Python to start).
+    page.evaluate(
+        "() => { const s = document.querySelector('.attn-cell .attn-cell__status');"
+        " window.__statuses = []; new MutationObserver(() => window.__statuses.push(s.textContent))"
+        ".observe(s, {childList: true, characterData: true, subtree: true}); }"
+    )
     assert run(page, 0) == "done"
+    statuses = page.evaluate("window.__statuses")
+    for text in statuses:
+        if text.startswith("Waiting for Python: "):
+            # the runtime's own words, first letter lowered: "downloading Python", not "python"
+            assert "python" not in text.split(": ", 1)[1].replace("Python", ""), text
+    # "Ran in" counts the code's run, the wait for Python is said apart
+    assert re.fullmatch(
+        r"Ran in (\d+ ms|\d+\.\d s)( \(after \d+\.\d s waiting for Python\))?\.", status(page, 0)
+    ), status(page, 0)
     expected = cells.run_cell(lesson_cells()[0], cells.new_namespace(), "<cell 1>")
     assert expected["outputs"][0]["text"] in output(page, 0)  # "weights: [0.659 0.242 0.099]"
     assert expected["value"] in output(page, 0)  # the entropy, same digits as CPython
-    assert status(page, 0).startswith("Ran in")
     # Cell 2 uses np and softmax from cell 1 and draws a heatmap.
     assert run(page, 1) == "done"
     assert "array([1., 1., 1., 1.])" in output(page, 1)
@@ -465,6 +481,9 @@ def test_notebook_page_shows_outputs_and_katex_math_in_both_palettes(recorded, s
     page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
     page.wait_for_function("() => document.querySelectorAll('.jupyter-wrapper .katex').length >= 5")
     assert "$" not in page.locator(".jupyter-wrapper .jp-MarkdownOutput").first.inner_text()
+    # the table of contents' heading with math, rendered as a lesson's (issue 24)
+    toc = page.locator(".md-nav--secondary a", has_text="rows collapse").first
+    assert toc.locator(".katex").count() == 1 and "$" not in toc.inner_text()
     assert page.locator(".jupyter-wrapper .katex-display").count() >= 1
     text = page.locator(".jupyter-wrapper").inner_text()
     assert "weights: [0.659 0.242 0.099]" in text

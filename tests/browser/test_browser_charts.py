@@ -1,8 +1,9 @@
-"""The shared charts (docs/javascripts/renderers/charts.js) in headless Chromium: each chart
-mounted on a site page (the home page, which draws none, so it also shows the d3 modules
-load only when a chart is imported), its hidden data table, both palettes' contrast and
-axe, 390 px, keyboard and pointer dragging of a vector head, destroy, and update() time.
-One browser page for the whole module."""
+"""The shared charts (docs/javascripts/renderers/line_chart.js, bar_chart.js and the vector
+plane, ui/vector-plane.js) in headless Chromium: each chart mounted on a site page (the home
+page, which draws none, so it also shows that d3, one ES module imported by name, loads only
+when a chart is imported, and that no global d3 exists), its hidden data table, both
+palettes' contrast and axe, 390 px, keyboard and pointer dragging of a vector head, destroy,
+and update() time. One browser page for the whole module."""
 
 from __future__ import annotations
 
@@ -11,19 +12,12 @@ from helpers import RecordedPage
 
 from build_scripts.gates.check_site import _axe_problems
 
-CHARTS = "javascripts/renderers/charts.js"
-D3_CHART_LIBS = (
-    "d3-array",
-    "d3-format",
-    "d3-path",
-    "d3-shape",
-    "d3-scale",
-    "d3-selection",
-    "d3-axis",
-)
+CHARTS = ("renderers/line_chart.js", "renderers/bar_chart.js", "ui/vector-plane.js")
+D3 = "vendor/d3/d3.min.js"
 
-MOUNT = """async (url) => {
-  const charts = await import(url);
+MOUNT = """async ([base, paths]) => {
+  const modules = await Promise.all(paths.map((m) => import(`${base}javascripts/${m}`)));
+  const charts = Object.assign({}, ...modules);
   window.charts = charts;
   const host = document.createElement("div");
   host.id = "chart-host";
@@ -87,20 +81,20 @@ def charts_page(browser, server):
     page = rec.page
     page.goto(server.base)
     page.wait_for_load_state("networkidle")
-    rec.loaded_before = page.evaluate(
-        "() => [...document.scripts].map((s) => s.src).filter((s) => /d3-(scale|axis|shape)\\./.test(s))"
-    )
-    page.evaluate(MOUNT, server.base + CHARTS)
+    rec.loaded_before = [u for u in rec.requests if "/vendor/d3/" in u]
+    page.evaluate(MOUNT, [server.base, list(CHARTS)])
     yield rec
     rec.context.close()
 
 
-def test_the_d3_modules_load_only_when_a_chart_is_imported(charts_page):
+def test_d3_loads_once_as_a_module_only_when_a_chart_is_imported(charts_page):
     assert charts_page.loaded_before == []
     paths = [u[len(charts_page.base) :] for u in charts_page.requests]
-    for name in D3_CHART_LIBS:
-        assert f"vendor/d3/{name}.min.js" in paths
-        assert paths.count(f"vendor/d3/{name}.min.js") == 1
+    assert [p for p in paths if p.startswith("vendor/d3/")] == [D3]
+    assert charts_page.page.evaluate("() => typeof globalThis.d3") == "undefined"
+    assert (
+        charts_page.page.evaluate("() => document.querySelectorAll('script[src*=d3]').length") == 0
+    )
     assert charts_page.errors == []
 
 
@@ -227,7 +221,7 @@ def test_vector_head_moves_by_keyboard_clamped_once_per_frame(charts_page):
     )
     assert _last_drag(page)[1] == [0.3, 3]
     assert page.evaluate("() => window.drags.length") == 1
-    # the table follows once the moves pause (charts.js: TABLE_DELAY_MS)
+    # the table follows once the moves pause (chart_frame.js: TABLE_DELAY_MS)
     page.wait_for_timeout(300)
     rows = page.evaluate(TABLE, "#plane")
     assert rows[0] == ["vector", "kind", "from (x, y)", "to (x, y)"]

@@ -109,7 +109,8 @@ def test_decoder_grid_shows_the_induction_score_only_where_a_sequence_repeats(re
     values = page.locator(f"{MAP} .attn-map__thumb-value").all_inner_texts()
     assert set(values) == {"–"} and page.locator(f"{MAP} .attn-map__thumb--best").count() == 0
     assert thumb(page, 0, 0).get_attribute("aria-label") == (
-        "L0 H0: layer 0, head 0, induction score not measured"
+        "L0 H0 · KV0: layer 0, head 0, key/value head 0, shared with heads 1 and 2,"
+        " induction score not measured"
     )
     thumb(page, 2, 1).click()
     stats = page.locator(f"{MAP} .attn-map__panel--main .attn-map__stats").inner_text()
@@ -131,6 +132,36 @@ def test_decoder_grid_shows_the_induction_score_only_where_a_sequence_repeats(re
     prev = np.array(asset(SMOL, "fluffy-creature")["head_stats"]["previous_token"])
     assert thumb(page, 0, 3).inner_text().endswith(f"{prev[0, 3]:.2f}")
     assert rec.errors == [] and rec.external_requests() == []
+
+
+def test_grouped_query_attention_shows_which_query_heads_share_keys_and_values(rec):
+    """SmolLM2's 9 query heads read 3 key/value heads (the asset's kv_heads): the grid names
+    each head's key/value head and marks where a group starts; the head view says who shares."""
+    page = open_explorer(rec, f"?model={SMOL}&sentence=fluffy-creature&view=model")
+    kv_heads = asset(SMOL, "fluffy-creature")["model"]["kv_heads"]
+    assert kv_heads == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    for h, kv in enumerate(kv_heads):
+        t = thumb(page, 4, h)
+        assert t.locator(".attn-map__thumb-label").inner_text() == f"L4 H{h} · KV{kv}"
+        assert t.get_attribute("data-kv") == str(kv)
+        others = [m for m, k in enumerate(kv_heads) if k == kv and m != h]
+        assert f"key/value head {kv}, shared with heads {others[0]} and {others[1]}," in (
+            t.get_attribute("aria-label")
+        )
+        first = "attn-map__thumb--kv-first" in t.get_attribute("class")
+        assert first == (h == kv_heads.index(kv))
+    note = page.locator(f"{MAP} .attn-map__model").inner_text()
+    assert "Its 9 query heads share 3 key/value heads (grouped-query attention)" in note
+    thumb(page, 4, 4).click()
+    title = page.locator(f"{MAP} .attn-map__panel--main .attn-map__title").inner_text()
+    assert "layer 4, head 4 (key/value head 1, shared with heads 3 and 5)" in title
+    page.locator(f"{MAP} .attn-map__view").first.click()
+    # an encoder with a key/value head per query head says nothing of groups
+    pick(page, f"{MAP} select[id$=-model]", MINI)
+    assert thumb(page, 0, 3).locator(".attn-map__thumb-label").inner_text() == "L0 H3"
+    assert thumb(page, 0, 3).get_attribute("data-kv") is None
+    assert "key/value" not in thumb(page, 0, 3).get_attribute("aria-label")
+    assert rec.errors == []
 
 
 def test_the_decoder_is_named_as_dequantised_from_q4_1_wherever_it_is_named(rec):
@@ -166,7 +197,10 @@ def test_the_same_sentence_compared_across_minilm_and_smollm2(rec):
     )
     compare = f"{MAP} .attn-map__panel--compare"
     title = page.locator(f"{compare} .attn-map__title").inner_text()
-    assert title.startswith(f"{SMOL_LABEL} · layer 20, head 3 · sentence “bank-river”")
+    assert title.startswith(
+        f"{SMOL_LABEL} · layer 20, head 3 (key/value head 1, shared with heads 4 and 5)"
+        " · sentence “bank-river”"
+    )
     # the compared query is the same word in the other model's tokens ("bank" -> " bank")
     mini, smol = asset(MINI, "bank-river"), asset(SMOL, "bank-river")
     assert mini["tokens"]["text"][6] == "bank"
@@ -195,7 +229,8 @@ def test_the_same_sentence_compared_across_minilm_and_smollm2(rec):
     assert state["model"] == MINI and state["compare"]["model"] == SMOL
     assert "compare=smollm2-135m%3A" in page.url or "compare=smollm2-135m:" in page.url
     title = page.locator(f"{compare} .attn-map__title").inner_text()
-    assert title.startswith(f"{SMOL_LABEL} · layer 20, head 3 · sentence “mole-animal”")
+    assert title.startswith(f"{SMOL_LABEL} · layer 20, head 3 (key/value head 1,")
+    assert title.endswith("· sentence “mole-animal”")
     # turned off and on again: one panel, then a second within MiniLM
     page.uncheck(f"{MAP} input[id$=-compare]")
     assert page.locator(f"{MAP} .attn-map__panel").count() == 1

@@ -115,6 +115,20 @@ def test_each_control_recomputes_in_pyodide_equal_to_cpython(recorded):
     }
     assert state["params"]["seed"] == 1
     assert page.locator("input[id$='-temperature']").input_value() == "0.32"
+    # Every arrow key press on the slider changes the temperature, near T = 1 too.
+    slider = page.locator(f"{LAB} input[type=range]")
+    slider.fill("0")
+    wait_for_runs(page, len(steps) + 1)
+    assert lab_state(page)["params"]["temperature"] == 1
+    seen = []
+    for key, n in [("ArrowRight", 2), ("ArrowRight", 3), ("ArrowLeft", 4), ("ArrowLeft", 5)]:
+        slider.press(key)
+        wait_for_runs(page, len(steps) + n)
+        seen.append(lab_state(page)["params"]["temperature"])
+    assert seen == [1.1, 1.3, 1.1, 1.0]
+    slider.press("ArrowLeft")
+    wait_for_runs(page, len(steps) + 6)
+    assert lab_state(page)["params"]["temperature"] == 0.89
     # The token is text in the table, never HTML.
     assert page.locator(f"{LAB} .attn-lab__table td", has_text='<b>&"x"').count() >= 1
     assert page.locator(f"{LAB} .attn-lab__table b").count() == 0

@@ -155,7 +155,15 @@ def test_empty_overlong_and_unusual_script(rec):
     assert (
         got["state"] == "error" and "202 tokens" in got["error"] and "at most 128" in got["error"]
     )
+    # A pasted text over the box's 2,000 characters is kept whole and refused by its length.
+    got = run(rec, "word " * 500, 2)
+    assert rec.page.input_value(f"{OWN} textarea") == "word " * 500
+    assert got["state"] == "error", got
+    assert "2,500 characters" in got["error"] and "2,000" in got["error"], got["error"]
+    assert "2,500 characters" in rec.page.inner_text(f"{OWN} .attn-own__hint")
+    assert rec.page.get_attribute(f"{OWN} textarea", "aria-invalid") == "true"
     got = run(rec, "東京 🤖 𝔘𝔫𝔦 naïve", 2)
+    assert rec.page.get_attribute(f"{OWN} textarea", "aria-invalid") == "false"
     assert got["state"] == "ready" and got["runs"] == 3
     assert "東 · 京 · [UNK]" in got["pieces"] and "naive" in got["pieces"]
     assert rec.external_requests() == []

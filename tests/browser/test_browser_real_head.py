@@ -74,7 +74,7 @@ def test_real_head_shows_stored_weights_then_pythons_recompute(recorded):
     # The explorer page will load this script; the lesson does not need it.
     page.evaluate(
         "async (url) => { window.AttnAssets = await import(url); }",
-        recorded.base + "javascripts/explorer/assets.js",
+        recorded.base + "javascripts/maps.js",
     )
     params = page.evaluate(
         MOUNT,

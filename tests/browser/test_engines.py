@@ -53,6 +53,16 @@ COLLECTOR = b"""<script>(() => {
       errors.push(`failed to load <${t.tagName.toLowerCase()}> ${t.src || t.href}`);
     else errors.push(`${e.message} (${e.filename}:${e.lineno})`);
   }, true);
+  // The last mouse events that reached the page (capture phase, before any handler): a
+  // timed-out wait after a click shows whether the click arrived, and where.
+  const inputs = (window.__engineInputs = []);
+  for (const type of ["pointerdown", "mousedown", "mouseup", "click"])
+    addEventListener(type, (e) => {
+      const t = e.target;
+      const name = t && t.tagName ? `${t.tagName.toLowerCase()}${t.className && typeof t.className === "string" ? "." + t.className.split(" ")[0] : ""}` : String(t);
+      inputs.push(`${type} ${name} at ${Math.round(e.clientX)},${Math.round(e.clientY)} +${Math.round(performance.now())}ms`);
+      if (inputs.length > 12) inputs.shift();
+    }, true);
   addEventListener("unhandledrejection", (e) => {
     const r = e.reason;
     errors.push(`unhandled rejection: ${(r && (r.stack || r.message)) || r}`);
@@ -120,7 +130,8 @@ PAGE_STATE = """return {href: location.href, ready: document.readyState, labs: !
   cells: [...document.querySelectorAll('.attn-cell')].map((e) => [e.dataset.state, e.dataset.runs,
      e.querySelector('.attn-cell__status')?.textContent]),
   python: window.AttnLabs && [window.AttnLabs.runtime.state, String(window.AttnLabs.runtime.error)],
-  errors: window.__engineErrors || null}"""
+  errors: window.__engineErrors || null, inputs: window.__engineInputs || null,
+  scroll: [scrollX, scrollY, innerWidth, innerHeight]}"""
 
 
 def wait(d, script, timeout=30, *args, what=None):
@@ -137,6 +148,51 @@ def wait(d, script, timeout=30, *args, what=None):
                 f" the page: {d.execute_script(PAGE_STATE)}"
             )
         time.sleep(0.1)
+
+
+# The element's place once the layout has settled: its box is the same over two animation
+# frames, and a hit test at its centre finds it (nothing above it, nothing moving it).
+STILL = """const [el, done] = arguments; el.scrollIntoView({block: 'center'});
+  const box = () => { const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(); };
+  const first = box();
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    done(box() === first && r.width > 0 && !!hit && (hit === el || el.contains(hit)));
+  }));"""
+ARM = """const el = arguments[0]; el.__clicks = el.__clicks || 0; const n = window.__engineInputs.length;
+  el.addEventListener('click', () => { el.__clicks += 1; }, {once: true, capture: true});
+  return [el.__clicks, n];"""
+
+
+def click(d, element, what: str) -> None:
+    """A WebDriver click (the engine's own input events, as a reader's) on ``element`` that
+    is known to have reached it. First the element is scrolled to the centre and the test
+    waits until it stands still there and is not covered: a click aimed at a box that moves
+    (a status line above it wrapping onto a new line, an editor mounting) lands on whatever
+    is there by then. Then the click must arrive within 15 s. When WebKitGTK's driver drops
+    it (seen under load: no pointer event reached the document at all, so the page cannot
+    have acted on it) it is sent once more; any other missed click fails with the events
+    the page did receive."""
+    end = time.monotonic() + 30
+    while not d.execute_async_script(STILL, element):
+        if time.monotonic() > end:
+            raise AssertionError(f"{d.engine}: {what} never stood still, uncovered, in view")
+    for attempt in (1, 2):
+        clicks, inputs = js(d, ARM, element)
+        element.click()
+        arrived = "return arguments[0].__clicks > arguments[1]"
+        end = time.monotonic() + 15
+        while not js(d, arrived, element, clicks) and time.monotonic() < end:
+            time.sleep(0.05)
+        if js(d, arrived, element, clicks):
+            return
+        received = js(d, "return window.__engineInputs.slice(arguments[0])", inputs)
+        if received or attempt == 2:
+            raise AssertionError(
+                f"{d.engine}: the click on {what} did not reach it; the page received"
+                f" {received or 'no mouse event'}; the page: {js(d, PAGE_STATE)}"
+            )
 
 
 def errors(d) -> list[str]:
@@ -199,7 +255,7 @@ def test_a_lab_recomputes_in_python_equal_to_cpython(lesson):
     python_ready(d)
     box = lab.find_element("css selector", "input[id$='-causal']")
     before = box.is_selected()
-    box.click()
+    click(d, box, "the lab's causal checkbox")
     wait(
         d,
         "const r = document.querySelector(arguments[0]); return Number(r.dataset.runs || 0) > arguments[1]"
@@ -247,7 +303,7 @@ def test_a_numeric_and_a_code_exercise_check(lesson):
         typed,
         what="the typed answers in their boxes",
     )
-    root.find_element("css selector", "button.attn-exercise__check").click()
+    click(d, root.find_element("css selector", "button.attn-exercise__check"), "Check")
     # A WebDriver click can return before the page has handled it: wait for the verdict
     # (the result attribute and the sentence that says it), never a fixed sleep.
     wait(
@@ -279,7 +335,7 @@ def test_a_numeric_and_a_code_exercise_check(lesson):
             sel,
             code,
         )
-        d.find_element("css selector", f"{sel} button.attn-exercise__check").click()
+        click(d, d.find_element("css selector", f"{sel} button.attn-exercise__check"), "Check")
         wait(
             d,
             "return Number(document.querySelector(arguments[0]).dataset.checks) > arguments[1]",
@@ -310,7 +366,7 @@ def run_cell(d, n: int, code: str) -> str:
         n,
         code,
     )
-    d.find_elements("css selector", f"{CELL} .attn-cell__run")[n].click()
+    click(d, d.find_elements("css selector", f"{CELL} .attn-cell__run")[n], f"cell {n}'s Run")
     wait(
         d,
         "return document.querySelectorAll('.attn-cell')[arguments[0]].__ended === true",
@@ -351,7 +407,7 @@ def test_a_cell_runs_and_stop_works(lesson):
         d,
         "document.querySelectorAll('.attn-cell')[1].attnCell.editor.code = 'while True:\\n    pass'",
     )
-    d.find_elements("css selector", f"{CELL} .attn-cell__run")[1].click()
+    click(d, d.find_elements("css selector", f"{CELL} .attn-cell__run")[1], "cell 1's Run")
     wait(
         d,
         "return window.AttnLabs.runtime.running !== null"
@@ -360,7 +416,7 @@ def test_a_cell_runs_and_stop_works(lesson):
         what="the loop to start",
     )
     time.sleep(0.3)
-    d.find_elements("css selector", f"{CELL} .attn-cell__stop")[1].click()
+    click(d, d.find_elements("css selector", f"{CELL} .attn-cell__stop")[1], "cell 1's Stop")
     wait(
         d,
         "return document.querySelectorAll('.attn-cell')[1].dataset.state === 'stopped'",
@@ -446,7 +502,7 @@ def test_the_explorer_draws_a_grid_and_opens_a_head(driver, isolated):
         " return px.some((v, i) => i % 4 !== 3 && v !== 0 && v !== 255);",
     )
     thumb = d.find_element("css selector", '.attn-map__thumb[data-layer="2"][data-head="5"]')
-    thumb.click()
+    click(d, thumb, "the thumbnail of layer 2, head 5")
     wait(d, "return document.querySelector('.attn-map').attnMap.state.view === 'head'", 10)
     state = js(d, "return document.querySelector('.attn-map').attnMap.state")
     assert (state["layer"], state["head"]) == (2, 5)

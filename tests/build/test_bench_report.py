@@ -11,7 +11,7 @@ import subprocess
 
 from helpers import ROOT, SITE
 
-from build_scripts.bench import bench_startup, contract
+from build_scripts.bench import bench_pictures, bench_startup, contract
 from build_scripts.bench.bench_report import (
     OUT,
     SECTIONS,
@@ -61,10 +61,10 @@ def test_the_report_runs_each_section_by_its_module():
 
 
 def test_startup_rows_take_the_site_and_the_baseline_by_name_not_position(monkeypatch):
-    """The start-up section's ratios and picture come from the variants named BASELINE and
-    SITE, wherever they are in the results."""
+    """The start-up section's ratios and worker steps come from the variants named BASELINE
+    and SITE, wherever they are in the results."""
     profile = {"steps": [["loadPyodide", 900.0]], "after": [], "downloads": [["a.wasm", 500.0]]}
-    site = [{"ok": True, "ms": 2.0, "dcl": 1000.0, "picture": 900.0, "profile": profile}] * 2
+    site = [{"ok": True, "ms": 2.0, "profile": profile}] * 2
 
     def variant(cold, extra=()):
         return {"cold": [cold] * 2, "repeat": [cold] * 2, "bytes": 1e6, "extra": list(extra)}
@@ -79,11 +79,25 @@ def test_startup_rows_take_the_site_and_the_baseline_by_name_not_position(monkey
     cold = {r.benchmark: r.notes for r in rows if r.measure == "Python ready, cold"}
     assert "0.25× baseline" in cold[f"start-up, {bench_startup.SITE}"]
     assert "baseline" not in cold[f"start-up, {bench_startup.BASELINE}"]
-    (picture,) = [r for r in rows if r.measure.startswith("lab's first picture")]
-    assert picture.value == "0.90× (0.90–0.90)"
     assert ("start-up, the site's worker, step by step", "loadPyodide", "900 ms (900–900)") in [
         (r.benchmark, r.measure, r.value) for r in rows
     ]
+
+
+def test_pictures_has_a_row_for_every_lesson_with_a_lab(monkeypatch):
+    """One row per lesson page of the built site with a lab: its first lab's picture over
+    its DOMContentLoaded, named with the page and its first lab."""
+    lessons = bench_pictures.lesson_pages(SITE)
+    assert len(lessons) >= 12 and lessons["lessons/03-attention-pattern/"][0] == "attention_pattern"
+    visits = [{"dcl": 1000.0, "picture": 900.0}, {"dcl": 800.0, "picture": 880.0}]
+    monkeypatch.setattr(bench_pictures, "run", lambda runs, site: dict.fromkeys(lessons, visits))
+    rows = bench_pictures.rows(argparse.Namespace(runs=2))
+    assert [r.benchmark for r in rows] == [
+        f"first picture, {path.split('/')[1]}" for path in lessons
+    ]
+    assert {r.measure for r in rows} == {"lab's first picture / page's DOMContentLoaded"}
+    assert rows[2].value == "1.00× (0.90–1.10)"
+    assert "first lab attention_pattern" in rows[2].notes and "target ≤ 1.0×" in rows[2].notes
 
 
 def test_a_module_run_alone_prints_the_reports_table(capsys):

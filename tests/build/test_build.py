@@ -85,41 +85,54 @@ PRELOAD_RE = re.compile(r'<link rel="modulepreload" href="([^"]+)">')
 
 def test_pages_preload_the_modules_of_their_first_picture(built_site):
     """Every page preloads main.js's own imports; a lesson with labs also the controller
-    and each lab's widget with theirs, so they download while the page is parsed. Every
-    link is in the head and names a file of the site; a page without labs gets no lab code."""
+    and each lab's widget with theirs (d3's one module for a chart), so they download while
+    the page is parsed. Every link is in the head and names a file of the site; a page
+    without labs gets no lab code and no d3."""
     site, _ = built_site
     lesson = (site / LESSON / "index.html").read_text("utf-8")
     head = lesson.split("</head>")[0]
     links = PRELOAD_RE.findall(lesson)
     assert links == PRELOAD_RE.findall(head)
     assert len(links) == len(set(links))
-    names = {link.split("javascripts/", 1)[1] for link in links}
+    names = {link.split("javascripts/", 1)[-1] for link in links}
     assert {"main.js", "runtime/lab-runtime.js", "labs/controller.js"} <= names, names
-    assert {"labs/attention_pattern.js", "ui/dom.js"} <= names, names
+    assert {"labs/attention_pattern.js", "labs/scaling.js", "ui/dom.js"} <= names, names
+    assert {"renderers/line_chart.js", "renderers/chart_frame.js"} <= names, names
+    assert any(link.endswith("vendor/d3/d3.min.js") for link in links), links
     for link in links:
         assert (site / LESSON / link).resolve().is_file(), link
     glossary = PRELOAD_RE.findall((site / "glossary" / "index.html").read_text("utf-8"))
     assert any(link.endswith("javascripts/main.js") for link in glossary)
-    assert not [link for link in glossary if "/labs/" in link]
+    assert not [link for link in glossary if "/labs/" in link or "/d3/" in link]
 
 
 PROVIDE_RE = re.compile(r'<script type="module">(import \{ provide \}.*?)</script>')
 PROVIDED_RE = re.compile(r'import \* as (m\d+) from "([^"]+)";provide\("([a-z_]+)", \1\);')
+LAB_RE = re.compile(r'<div class="attn-lab" data-lab="([a-z_]+)"')
 
 
-def test_lesson_head_imports_its_controller_and_widgets_statically(built_site):
-    """A lesson's head hands the controller and each widget without top-level await to
-    page.js (hooks/preload.py), by files of the site; scaling's widget imports charts.js,
-    which awaits at its top level, so it is left to import(). No labs, no script."""
+def test_every_lesson_head_provides_its_controller_and_each_of_its_widgets(built_site):
+    """A lesson's head hands the controller and every widget of its labs, charts included
+    (no module awaits at its top level), to page.js (hooks/preload.py), by files of the
+    site: each lab is drawn before DOMContentLoaded. No labs, no script."""
     site, _ = built_site
-    lesson = (site / LESSON / "index.html").read_text("utf-8")
-    scripts = PROVIDE_RE.findall(lesson.split("</head>")[0])
-    assert len(scripts) == 1, scripts
-    provided = {key: url for _, url, key in PROVIDED_RE.findall(scripts[0])}
-    assert set(provided) == {"controller", "attention_pattern"}, provided
-    assert provided["controller"].endswith("javascripts/labs/controller.js")
-    for url in provided.values():
-        assert (site / LESSON / url).resolve().is_file(), url
+    lessons = sorted((site / "lessons").glob("*/index.html"))
+    assert len(lessons) >= 12
+    for page in lessons:
+        text = page.read_text("utf-8")
+        labs = set(LAB_RE.findall(text))
+        scripts = PROVIDE_RE.findall(text.split("</head>")[0])
+        if not labs:
+            assert not scripts, page
+            continue
+        assert len(scripts) == 1, (page, scripts)
+        provided = {key: url for _, url, key in PROVIDED_RE.findall(scripts[0])}
+        assert set(provided) == {"controller", *labs}, (page, provided)
+        assert provided["controller"].endswith("javascripts/labs/controller.js")
+        for key, url in provided.items():
+            if key != "controller":
+                assert url.endswith(f"javascripts/labs/{key}.js"), (page, url)
+            assert (page.parent / url).resolve().is_file(), (page, url)
     assert not PROVIDE_RE.findall((site / "glossary" / "index.html").read_text("utf-8"))
 
 

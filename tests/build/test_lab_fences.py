@@ -461,4 +461,5 @@ def test_on_config_reads_the_build_state_once_onto_the_instance():
     assert build.maps.index["models"] and build.maps.root == ROOT / "docs" / "assets" / "attention"
     assert "03-attention-pattern" in build.lessons
     assert any(term.anchor == "term-query" for term in build.terms)
+    assert build.notebooks.wheel.endswith("vendor/labs/py3/attention_labs-0.1.0-py3-none-any.whl")
     assert hooks.SiteHooks().build == BuildState()  # another instance sees none of it

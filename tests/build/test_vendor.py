@@ -20,6 +20,7 @@ from helpers import ROOT
 
 SCRIPT = ROOT / "build_scripts" / "vendor" / "vendor.py"
 LOCK = ROOT / "build_scripts" / "vendor" / "vendor-lock.json"
+VENDORED = ROOT / "docs" / "vendor"
 
 
 def _load():
@@ -287,6 +288,21 @@ def test_full_run_then_idempotent(fake):
     assert vendor.check(fake.lock, fake.dest, log=fake.log)
 
 
+def test_a_file_no_pin_names_is_a_problem_and_a_run_removes_it(fake):
+    """A file left in a package's folder by an older lock (d3's UMD modules before the
+    bundle) would ship with the site: --check names it and a run deletes it."""
+    vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
+    stale = fake.dest / "katex" / "old-module.min.js"
+    stale.write_bytes(b"left over")
+    (fake.dest / "elsewhere.txt").write_bytes(b"not in a package's folder: kept")
+    assert vendor.stale_files(fake.lock, fake.dest) == [stale]
+    assert not vendor.check(fake.lock, fake.dest, log=fake.log)
+    assert any("old-module.min.js: no pin names it" in line for line in fake.logs)
+    assert vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log) is True
+    assert not stale.exists() and (fake.dest / "elsewhere.txt").is_file()
+    assert vendor.check(fake.lock, fake.dest, log=fake.log)
+
+
 def test_second_run_needs_no_cache(fake):
     vendor.vendor(fake.lock, fake.dest, fake.cache, log=fake.log)
     for p in list(fake.cache.rglob("*")):
@@ -397,10 +413,9 @@ def test_real_lock_is_consistent():
     assert by_name["numpy"]["check_against_lock"]["lock_file"] == "pyodide/pyodide-lock.json"
     names = [p["name"] for p in lock["packages"]]
     assert names.index("pyodide") < names.index("numpy")
-    assert {"d3-color", "d3-interpolate", "d3-scale-chromatic", "ajv-dist"} <= set(names)
-    # the charts (renderers/charts.js) load these on the pages that draw one
-    charts = {"d3-array", "d3-format", "d3-path", "d3-shape", "d3-scale", "d3-selection", "d3-axis"}
-    assert charts <= set(names)
+    assert {"d3", "ajv-dist"} <= set(names)
+    assert not [n for n in names if n.startswith("d3-")]  # one bundle, no UMD module
+    assert list(by_name["d3"]["files"]) == ["d3.min.js"]
     katex = by_name["katex"]["files"]
     assert {"katex.min.js", "katex.min.css", "contrib/auto-render.min.js"} <= set(katex)
     assert any(k.startswith("fonts/") and k.endswith(".woff2") for k in katex)
@@ -427,6 +442,79 @@ def test_codemirror_is_bundled_from_the_pinned_package_lock():
     assert all("integrity" in p for k, p in locked.items() if k), "every package has a hash"
 
 
+# The d3 versions the site has used since its charts came (issue 12), one ES module now.
+D3_VERSIONS = {
+    "d3-array": "3.2.4",
+    "d3-axis": "3.0.0",
+    "d3-color": "3.1.0",
+    "d3-format": "3.1.0",
+    "d3-interpolate": "3.0.1",
+    "d3-path": "3.1.0",
+    "d3-scale": "4.0.2",
+    "d3-scale-chromatic": "3.1.0",
+    "d3-selection": "3.0.0",
+    "d3-shape": "3.2.0",
+}
+D3_IMPORT = re.compile(r'import \{([^}]*)\} from "(?:\.\./)+vendor/d3/d3\.min\.js";')
+
+
+def d3_package() -> dict:
+    (d3,) = [p for p in vendor.load_lock(LOCK)["packages"] if p["name"] == "d3"]
+    return d3
+
+
+def test_d3_is_bundled_from_the_pinned_package_lock_as_one_es_module():
+    d3 = d3_package()
+    source = d3["source"]
+    assert source["type"] == "esbuild" and "--format=esm" in source["args"]
+    assert "--bundle" in source["args"] and "--minify" in source["args"]
+    folder = ROOT / source["dir"]
+    assert sha((folder / source["file"]).read_bytes()) == source["sha256"]
+    pins = json.loads((folder / "package.json").read_text())["dependencies"]
+    assert {k: v for k, v in pins.items() if k.startswith("d3-")} == D3_VERSIONS
+    locked = json.loads((folder / source["file"]).read_text())["packages"]
+    for name, version in D3_VERSIONS.items():
+        assert locked[f"node_modules/{name}"]["version"] == version, name
+    assert locked["node_modules/esbuild"]["version"] == pins["esbuild"]
+    assert all("integrity" in p for k, p in locked.items() if k), "every package has a hash"
+    ((rel, spec),) = d3["files"].items()
+    assert sha((VENDORED / d3["dest"] / rel).read_bytes()) == spec["sha256"]
+    manifest = json.loads((VENDORED / "manifest.json").read_text())
+    assert manifest["d3"]["module"] == "d3/d3.min.js"
+
+
+def test_d3_entry_exports_exactly_what_the_site_imports():
+    """Every name a site module imports from the d3 module, and nothing more: the bundle
+    is tree-shaken to the entry's exports."""
+    imported = set()
+    for path in (ROOT / "docs" / "javascripts").rglob("*.js"):
+        for names in D3_IMPORT.findall(path.read_text("utf-8")):
+            imported |= {n.strip() for n in names.split(",") if n.strip()}
+    entry = (ROOT / d3_package()["source"]["dir"] / "entry.js").read_text("utf-8")
+    exported = {
+        n.strip()
+        for block in re.findall(r"export \{([^}]*)\} from", entry)
+        for n in block.split(",")
+        if n.strip()
+    }
+    assert imported and imported == exported, imported ^ exported
+    bundle = (VENDORED / "d3" / "d3.min.js").read_text("utf-8")
+    tail = re.search(r"export\{([^}]*)\};?\s*$", bundle).group(1)
+    assert {part.split(" as ")[-1] for part in tail.split(",")} == exported
+
+
+def test_d3_bundle_is_rebuilt_byte_for_byte(tmp_path):
+    """Same inputs, same bytes: npm ci from the pinned package-lock.json and the pinned
+    esbuild give the pinned file again (as make vendor does on a fresh clone)."""
+    d3 = d3_package()
+    todo = dict(d3["files"])
+    vendor.bundle_esbuild(d3["source"], todo, tmp_path / "dest", tmp_path / "cache", what="d3")
+    ((rel, spec),) = todo.items()
+    built = (tmp_path / "dest" / rel).read_bytes()
+    assert sha(built) == spec["sha256"]
+    assert built == (VENDORED / d3["dest"] / rel).read_bytes()
+
+
 def test_esbuild_bundle_refuses_an_unpinned_package_lock(tmp_path):
     folder = tmp_path / "bundle"
     folder.mkdir()
@@ -447,7 +535,6 @@ def test_esbuild_bundle_refuses_an_unpinned_package_lock(tmp_path):
 
 # --------------------------------------------------------------------------- precompiled bytecode
 
-VENDORED = ROOT / "docs" / "vendor"
 PY312_MAGIC = (3531).to_bytes(2, "little") + b"\r\n"  # CPython 3.12's .pyc magic number
 
 
@@ -626,6 +713,18 @@ def test_labs_wheel_build_is_reproducible_and_imports_in_pyodide_without_compili
     (made,) = (tmp_path / "out").glob("*.whl")
     assert made.name == _labs_wheel().name
     assert sha(made.read_bytes()) == sha(_labs_wheel().read_bytes())
+    # the pure-Python wheel the notebooks install: pip's members, reproducibly written
+    pure = labs_wheel.pure_wheel(tmp_path / "pip", tmp_path / "out" / labs_wheel.PURE)
+    (site_pure,) = (VENDORED / "labs" / labs_wheel.PURE).glob("*.whl")
+    assert pure.name == site_pure.name == "attention_labs-0.1.0-py3-none-any.whl"
+    assert sha(pure.read_bytes()) == sha(site_pure.read_bytes())
+    with zipfile.ZipFile(pure) as zf, zipfile.ZipFile(next((tmp_path / "pip").glob("*"))) as pip:
+        assert {n: zf.read(n) for n in zf.namelist()} == {
+            n: pip.read(n) for n in pip.namelist() if not n.endswith("/")
+        }
+        assert {(i.date_time, i.external_attr >> 16) for i in zf.infolist()} == {
+            ((1980, 1, 1, 0, 0, 0), 0o100644)
+        }
 
 
 def test_labs_wheel_needs_exactly_one_wheel_from_pip(tmp_path):

@@ -16,6 +16,9 @@ import {
   waitingText,
 } from "./parts.js";
 
+/** A duration in ms as the status line says it: "12 ms" below a second, else "3.8 s". */
+const seconds = (ms) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
+
 export class CellController {
   constructor(root, data, page) {
     this.root = root;
@@ -66,11 +69,15 @@ export class CellController {
     this.onRuntime = onRuntime;
     runtime.addEventListener("change", onRuntime);
     this.started = false;
-    const t0 = performance.now();
+    // "Ran in" counts the code's own time, from the moment Python began running it; a wait
+    // for Python to start is said apart.
+    const asked = performance.now();
+    let t0 = asked;
     let state = "done";
     try {
       const out = await runtime.runCell(this.page, this.editor.code, `<cell ${this.n}>`, {
         onStart: () => {
+          t0 = performance.now();
           this.started = true;
           this.stopButton.disabled = false;
           this.status.textContent = "Running… (Stop ends it)";
@@ -81,6 +88,7 @@ export class CellController {
         },
       });
       const ms = performance.now() - t0;
+      const waited = t0 - asked;
       addOutputs(this, out.outputs);
       if (out.value !== null) this.output.append(el("pre", "attn-cell__value", out.value));
       if (out.interrupted) {
@@ -96,7 +104,8 @@ export class CellController {
             : "";
         this.status.textContent = `The cell raised an error (traceback below).${hint}`;
       } else {
-        this.status.textContent = `Ran in ${ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`}.`;
+        const waitedText = waited >= 1000 ? ` (after ${seconds(waited)} waiting for Python)` : "";
+        this.status.textContent = `Ran in ${seconds(ms)}${waitedText}.`;
       }
       this.runs += 1;
     } catch (err) {

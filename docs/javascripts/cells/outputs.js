@@ -1,6 +1,7 @@
 // What a cell prints and draws: streams as text, show_heatmap(...) as the site's heatmap
 // with its values in a table (the text alternative).
 import { Heatmap } from "../renderers/heatmap.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 
 /**
@@ -40,23 +41,11 @@ export function renderOutputs(box, items) {
 function valuesTable(item, title) {
   const details = el("details", "attn-lab__table");
   details.append(el("summary", "", `${title}: the weights as a table`));
-  const scroll = el("div", "attn-lab__table-scroll");
-  scroll.tabIndex = 0;
-  scroll.setAttribute("role", "region");
-  scroll.setAttribute("aria-label", `${title}: weights (rows are queries, columns are keys)`);
-  const table = el("table");
-  const head = el("tr");
-  head.append(el("th", "", "query \\ key"));
-  for (const c of item.cols) head.append(Object.assign(el("th", "", c), { scope: "col" }));
-  table.append(el("thead"), el("tbody"));
-  table.tHead.append(head);
-  item.values.forEach((row, i) => {
-    const tr = el("tr");
-    tr.append(Object.assign(el("th", "", item.rows[i]), { scope: "row" }));
-    for (const v of row) tr.append(el("td", "", v.toFixed(3)));
-    table.tBodies[0].append(tr);
+  const table = dataTable({ label: `${title}: weights (rows are queries, columns are keys)` });
+  table.fill({
+    columns: ["query \\ key", ...item.cols],
+    rows: item.values.map((row, i) => [item.rows[i], ...row.map((v) => v.toFixed(3))]),
   });
-  scroll.append(table);
-  details.append(scroll);
+  details.append(table.root);
   return details;
 }

@@ -17,7 +17,9 @@ export function waitingText() {
   const { state, progress } = runtime;
   if (state === "ready") return "Running…";
   if (state === "failed") return `${progress.message}.`;
-  return `Waiting for Python: ${progress.message.toLowerCase()} (step ${progress.step} of ${progress.total})…`;
+  // "Downloading Python" reads "downloading Python" mid-sentence: only the first letter changes.
+  const message = progress.message.charAt(0).toLowerCase() + progress.message.slice(1);
+  return `Waiting for Python: ${message} (step ${progress.step} of ${progress.total})…`;
 }
 export const RESET_TEXT =
   "Python was restarted to stop the code, so every variable of this page's cells is gone. " +

@@ -1,9 +1,10 @@
 // The model view: every layer and head of one asset as a thumbnail, with a statistic
 // under each (the most extreme marked), in layer order or ranked; arrow keys move
 // between heads, Enter opens one.
+import { color } from "../../vendor/d3/d3.min.js";
 import { colour } from "../renderers/heatmap.js";
 import { el } from "../ui/dom.js";
-import { fmt, modelLabel, STATS, select, statUnavailable } from "./parts.js";
+import { fmt, headList, kvGroup, modelLabel, STATS, select, statUnavailable } from "./parts.js";
 
 // Thumbnails are drawn in slices of about SLICE_MS, yielding to the browser between
 // slices: 72 heads of 128 tokens (the reader's own sentence) or SmolLM2's 270 heads drawn
@@ -28,7 +29,7 @@ function rgbRamp() {
   if (!lut) {
     lut = new Uint8ClampedArray(256 * 3);
     for (let i = 0; i < 256; i++) {
-      const c = d3.color(colour(i / 255)).rgb();
+      const c = color(colour(i / 255)).rgb();
       lut.set([c.r, c.g, c.b], i * 3);
     }
   }
@@ -139,7 +140,7 @@ export class HeadGrid {
     const kv = asset.model.n_kv_heads ?? n_heads;
     const gqa =
       kv < n_heads
-        ? `Its ${n_heads} query heads share ${kv} key/value heads (grouped-query attention). `
+        ? `Its ${n_heads} query heads share ${kv} key/value heads (grouped-query attention): “KV” under a head names the key/value head it reads, and a thick left edge starts each group. `
         : "";
     this.modelNote.textContent = `${gqa}Weights: ${asset.model.source}.`;
     let order = [];
@@ -168,16 +169,28 @@ export class HeadGrid {
         todo.push([c, l, h]);
       }
       const shown = values ? `${mark ? "★ " : ""}${fmt(value, 2)}` : "–";
+      // With GQA, the key/value head each query head reads: "L0 H4 · KV1"; the first head of
+      // each group starts with a thicker edge (in layer order) so the groups show.
+      const group = kvGroup(asset.model, h);
+      const name = `L${l} H${h}${group ? ` · KV${group.kv}` : ""}`;
+      if (group) {
+        b.dataset.kv = String(group.kv);
+        if (s.order !== "ranked" && group.members[0] === h)
+          b.classList.add("attn-map__thumb--kv-first");
+      }
       b.append(
         c,
-        el("span", "attn-map__thumb-label", `L${l} H${h}`),
+        el("span", "attn-map__thumb-label", name),
         " ",
         el("span", "attn-map__thumb-value", shown),
       );
+      const shares = group
+        ? `, key/value head ${group.kv}, shared with ${headList(group.members.filter((m) => m !== h))}`
+        : "";
       // The name starts with the visible text (WCAG 2.5.3), then says it in words.
       b.setAttribute(
         "aria-label",
-        `L${l} H${h}${values ? ` ${shown}` : ""}: layer ${l}, head ${h}, ${stat.label.toLowerCase()} ` +
+        `${name}${values ? ` ${shown}` : ""}: layer ${l}, head ${h}${shares}, ${stat.label.toLowerCase()} ` +
           `${values ? fmt(value) : "not measured"}${mark ? ", the most extreme" : ""}`,
       );
       b.tabIndex = l === s.layer && h === s.head ? 0 : -1;

@@ -1,6 +1,6 @@
 // The decoded heads of one asset, each decoded once, with the top of its colour scale with
 // and without the first key.
-import { decodeHead } from "./assets.js";
+import { decodeHead } from "../maps.js";
 
 /** Decoded heads of one asset, with the colour-scale top with and without key 0. */
 export class HeadCache {

@@ -3,8 +3,19 @@
 // The map shows a main panel and, when comparing, a second one.
 import { Heatmap } from "../renderers/heatmap.js";
 import { TokenLines } from "../renderers/token_lines.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
-import { button, fmt, HINT, modelLabel, STATS, select, statUnavailable } from "./parts.js";
+import {
+  button,
+  fmt,
+  HINT,
+  headList,
+  kvGroup,
+  modelLabel,
+  STATS,
+  select,
+  statUnavailable,
+} from "./parts.js";
 
 export class HeadPanel {
   /**
@@ -48,13 +59,8 @@ export class HeadPanel {
     });
     this.details = el("details", "attn-lab__table attn-map__table");
     this.details.append(el("summary", null, "Show as text: each query's top keys with weights"));
-    this.table = el("table", "attn-lab__rows");
-    const scroller = el("div", "attn-lab__table-scroll");
-    scroller.tabIndex = 0;
-    scroller.setAttribute("role", "region");
-    scroller.setAttribute("aria-label", "Each query's top keys with weights");
-    scroller.append(this.table);
-    this.details.append(scroller);
+    this.table = dataTable({ label: "Each query's top keys with weights" });
+    this.details.append(this.table.root);
     // The table is built when the reader opens it (building it with every head took 45 ms
     // of 128 rows at 4x CPU throttling): on the summary's click, before it opens, or on
     // toggle when a script opens it.
@@ -136,7 +142,11 @@ export class HeadPanel {
     const tokens = asset.tokens.text;
     const n = asset.seq_len;
     const name = modelLabel(asset.model);
-    this.title.textContent = `${name} · layer ${layer}, head ${head} · sentence “${asset.sentence.id}”`;
+    const group = kvGroup(asset.model, head);
+    const shares = group
+      ? ` (key/value head ${group.kv}, shared with ${headList(group.members.filter((m) => m !== head))})`
+      : "";
+    this.title.textContent = `${name} · layer ${layer}, head ${head}${shares} · sentence “${asset.sentence.id}”`;
     const s = asset.head_stats;
     this.stats.textContent = Object.entries(STATS)
       .map(([key, st]) => {
@@ -188,7 +198,7 @@ export class HeadPanel {
       this.cache.vmax(entry, this.excludeFirst),
       visible,
     );
-    this.table.querySelectorAll("tbody tr").forEach((tr, q) => {
+    this.table.table.querySelectorAll("tbody tr").forEach((tr, q) => {
       if (q === this.query) tr.setAttribute("aria-current", "true");
       else tr.removeAttribute("aria-current");
     });
@@ -238,32 +248,24 @@ export class HeadPanel {
     this.tableBuilt = this.tableFor;
     this._table(this.tableFor.values, this.tableFor.tokens);
     if (this.query !== null)
-      this.table.rows[this.query + 1]?.setAttribute("aria-current", "true"); // row 0: header
+      this.table.table.tBodies[0]?.rows[this.query]?.setAttribute("aria-current", "true");
   }
 
   _table(values, tokens) {
-    const head = el("tr");
-    for (const h of ["Query", "Top keys (weight)"]) {
-      const th = el("th", null, h);
-      th.scope = "col";
-      head.append(th);
-    }
-    const thead = el("thead");
-    thead.append(head);
-    const tbody = el("tbody");
-    values.forEach((row, q) => {
-      const order = Array.from(row.keys())
-        .filter((k) => !(this.cache.asset.model.causal && k > q))
-        .sort((a, b) => row[b] - row[a])
-        .slice(0, 3);
-      const tr = el("tr");
-      tr.append(
-        el("td", null, `${tokens[q]} (${q})`),
-        el("td", null, order.map((k) => `${tokens[k]} (${k}) ${row[k].toFixed(3)}`).join("; ")),
-      );
-      tbody.append(tr);
+    const causal = this.cache.asset.model.causal;
+    this.table.fill({
+      columns: ["Query", "Top keys (weight)"],
+      rows: values.map((row, q) => {
+        const order = Array.from(row.keys())
+          .filter((k) => !(causal && k > q))
+          .sort((a, b) => row[b] - row[a])
+          .slice(0, 3);
+        return [
+          `${tokens[q]} (${q})`,
+          order.map((k) => `${tokens[k]} (${k}) ${row[k].toFixed(3)}`).join("; "),
+        ];
+      }),
     });
-    this.table.replaceChildren(thead, tbody);
   }
 
   /** Stop the heatmap's palette observer and the token lines' resize observer. */

@@ -1,12 +1,12 @@
 // The coordinator of one attention map (a ```attention-map fence, emitted by
-// build_scripts/hooks/attention_map.py): it holds the view's state, loads the assets (assets.js),
+// build_scripts/hooks/attention_map.py): it holds the view's state, loads the assets (maps.js),
 // and draws the view it names: the grid of every head (grid.js) or one or two heads large
 // (head-panel.js) with, on the explorer page, the Python recompute (recompute.js). On the
 // explorer page the state also lives in the address (url-state.js); in a lesson the map
 // loads as the reader gets near it. Nothing here computes attention.
 import { whenNear } from "../runtime/page.js";
 import { el } from "../ui/dom.js";
-import { loadAsset, loadIndex } from "./assets.js";
+import { loadAsset, loadIndex } from "../maps.js";
 import { HeadGrid, rememberFocus } from "./grid.js";
 import { HeadCache } from "./head-cache.js";
 import { HeadPanel } from "./head-panel.js";

@@ -94,6 +94,8 @@ function modelFiles(own, onProgress) {
   return files;
 }
 
+const count = (n) => n.toLocaleString("en");
+
 // What the panel says for each model it can run (the reader picks one).
 function modes(own) {
   const name = own.model_id.split("/").pop();
@@ -170,6 +172,9 @@ export class OwnSentencePanel {
     this.text.setAttribute("aria-describedby", this.hint.id);
     this.runButton = button("Run", "attn-own__run");
     this.runButton.addEventListener("click", () => this.run());
+    // No maxlength: it would cut a pasted text without a word. Over the limit, the hint
+    // says so as the reader types, and Run refuses with the text's real length.
+    this.text.addEventListener("input", () => this._length());
     this.text.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this.run();
     });
@@ -204,10 +209,9 @@ export class OwnSentencePanel {
     const m = this.modes[this.mode];
     this.root.dataset.mode = this.mode;
     this.label.textContent = m.label;
-    this.text.maxLength = m.maxLength;
     this.text.setAttribute("autocapitalize", this.mode === "letters" ? "characters" : "sentences");
     this.text.value = this.values[this.mode];
-    this.hint.textContent = m.hint;
+    this._length();
     this.about.textContent = m.about;
     if (this.mode === "sentence") {
       const licence = el("a", null, `${this.own.licence.name} licence`);
@@ -215,6 +219,21 @@ export class OwnSentencePanel {
       this.about.append(licence, ".");
     }
     if (!this.busy) this._status(this.runs ? "" : m.idle);
+  }
+
+  /** How much longer than its limit the box's text is, in characters (0 when it fits). */
+  _over() {
+    return Math.max(0, this.text.value.length - this.modes[this.mode].maxLength);
+  }
+
+  /** The hint, with the text's length when it is over the limit. */
+  _length() {
+    const m = this.modes[this.mode];
+    const over = this._over() > 0;
+    this.text.setAttribute("aria-invalid", String(over));
+    this.hint.textContent = over
+      ? `${m.hint} Your text is ${count(this.text.value.length)} characters: at most ${count(m.maxLength)} are read, so shorten it before Run.`
+      : m.hint;
   }
 
   _status(text, value = null, max = null) {
@@ -266,6 +285,15 @@ export class OwnSentencePanel {
     this.error.hidden = true;
     if (!text.trim()) {
       this._fail(this.modes[mode].empty, false);
+      this.text.focus();
+      return;
+    }
+    if (this._over()) {
+      const max = this.modes[mode].maxLength;
+      this._fail(
+        `Your text is ${count(text.length)} characters, more than the ${count(max)} this box reads: shorten it and press Run.`,
+        false,
+      );
       this.text.focus();
       return;
     }

@@ -103,6 +103,33 @@ export function modelLabel(model) {
   return quant && /^I?Q\d\w*$/i.test(quant) ? `${name} (${quant}, dequantised)` : name;
 }
 
+/**
+ * The key/value head query head `head` reads with grouped-query attention (Ainslie et al.
+ * 2023), and the query heads that share it: {kv, members}; null where every query head has
+ * its own keys and values. `model.kv_heads` (the asset's map, query head -> key/value head)
+ * is used when present; else consecutive groups of n_heads / n_kv_heads, as Llama's
+ * repeat_kv groups them.
+ */
+export function kvGroup(model, head) {
+  const n = model.n_heads;
+  const nKv = model.n_kv_heads ?? n;
+  if (!(nKv < n)) return null;
+  const map = model.kv_heads ?? Array.from({ length: n }, (_, h) => Math.floor(h / (n / nKv)));
+  const kv = map[head];
+  const members = [];
+  map.forEach((k, h) => {
+    if (k === kv) members.push(h);
+  });
+  return { kv, members };
+}
+
+/** "heads 3 and 5", "heads 3, 4 and 5" */
+export function headList(heads) {
+  const names = heads.map(String);
+  const last = names.pop();
+  return `head${names.length ? "s" : ""} ${names.length ? `${names.join(", ")} and ` : ""}${last}`;
+}
+
 /** A labelled <select> of `options` ([value, text] pairs); returns {wrap, select}. */
 export function select(label, id, options) {
   const wrap = el("div", "attn-map__field");

@@ -4,7 +4,7 @@
 // context length (a box and a log2 slider), the number format and a sliding window that
 // caps the cache; the formula with the numbers filled in, and one bar per kind of sharing
 // (barChart).
-import { barChart } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 

@@ -3,7 +3,7 @@
 // length of each head's contribution o^h W_O^h (bars), and the check that the eight
 // contributions add up to the layer's output. Text alternatives: the chart's table, the
 // strip's text and the summary line.
-import { barChart } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { reseedButton, sentenceControls } from "../ui/sentence.js";

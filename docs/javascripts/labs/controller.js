@@ -10,7 +10,7 @@
 //   ...
 //   ctl.destroy(); // stops listening (runtime, observers); the elements stay until removed
 // Every lab is tracked (runtime/page.js): the page change that removes it destroys it.
-import { importInTurn, placeholderConfig, track, whenNear } from "../runtime/page.js";
+import { placeholderConfig, providedModule, track, whenNear } from "../runtime/page.js";
 import { runtime } from "../runtime/lab-runtime.js";
 import { el } from "../ui/dom.js";
 
@@ -18,7 +18,8 @@ const LAB_NAME = /^[a-z][a-z0-9_]*$/; // a module name in labs/, never a path
 const widgets = new Map(); // name -> widget module, once imported
 
 /**
- * The widget module of lab `name` (labs/<name>.js), imported once by the browser.
+ * The widget module of lab `name` (labs/<name>.js): the one the page's head provided
+ * (runtime/page.js), else imported.
  * @returns {Promise<{mount(body: HTMLElement, lab: LabController): object}>}
  */
 export async function loadWidget(name) {
@@ -27,7 +28,7 @@ export async function loadWidget(name) {
     throw new Error(`No widget for the lab ${JSON.stringify(name)}: not a lab name.`);
   let widget;
   try {
-    widget = await importInTurn(name, () => import(`./${name}.js`));
+    widget = providedModule(name) || (await import(`./${name}.js`));
   } catch (err) {
     throw new Error(`No widget for the lab "${name}" (labs/${name}.js: ${err.message}).`);
   }

@@ -1,10 +1,10 @@
 // Widget for the cross_attention lab (labs_py/attention_labs/labs/cross_attention.py):
 // a translation pair shown as tokens (target = queries, source = keys and values), the
 // rectangular [target query, source key] pattern (ui/pattern-view.js: heatmap, cell
-// readout, table), the chosen query's row as bars (renderers/charts.js, with its hidden
+// readout, table), the chosen query's row as bars (renderers/bar_chart.js, with its hidden
 // table), the decoder's causal self-attention beside it for comparison, and a live
 // summary of the masks, the row sums and the shapes. Tokens are text, never HTML.
-import { barChart } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";

@@ -5,6 +5,7 @@
 // heatmap's own label; a heatmap's cell can be read with the arrow keys.
 import { Heatmap } from "../renderers/heatmap.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 import { reseedButton, sentenceControls } from "../ui/sentence.js";
 
@@ -32,23 +33,8 @@ export function mount(body, lab) {
   details.append(
     el("summary", null, "Show as a table: each head's entropy and the query's top key"),
   );
-  const scroller = el("div", "attn-lab__table-scroll");
-  scroller.tabIndex = 0;
-  scroller.setAttribute("role", "region");
-  scroller.setAttribute("aria-label", "Table of the eight heads");
-  const table = el("table", "attn-lab__rows");
-  const head = el("tr");
-  for (const h of ["Head", "Built as", "Mean entropy (bits)", "Query's top key", "Weight"]) {
-    const th = el("th", null, h);
-    th.scope = "col";
-    head.append(th);
-  }
-  const thead = el("thead");
-  thead.append(head);
-  const tbody = el("tbody");
-  table.append(thead, tbody);
-  scroller.append(table);
-  details.append(scroller);
+  const table = dataTable({ label: "Table of the eight heads" });
+  details.append(table.root);
   body.append(details);
 
   const panels = [];
@@ -90,18 +76,18 @@ export function mount(body, lab) {
         masked: weights.map((r) => r.map(() => false)),
         rowNotes: null,
       });
-      const tr = el("tr");
-      for (const v of [
+      rows.push([
         String(h),
         res.kinds[h],
         mean.toFixed(3),
         `${t[top]} (${top})`,
         weights[q][top].toFixed(3),
-      ])
-        tr.append(el("td", null, v));
-      rows.push(tr);
+      ]);
     });
-    tbody.replaceChildren(...rows);
+    table.fill({
+      columns: ["Head", "Built as", "Mean entropy (bits)", "Query's top key", "Weight"],
+      rows,
+    });
   }
 
   return {

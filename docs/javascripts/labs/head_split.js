@@ -4,7 +4,7 @@
 // (W_Q, W_K, W_V, W_O; each with its bias when `bias` is on), and the shapes of one
 // forward pass for the picked n_heads. Text alternatives: the chart's table, the summary
 // line and the diagram, which is text.
-import { barChart } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
 import { shapeDiagram } from "../renderers/shape_diagram.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";

@@ -4,6 +4,7 @@
 // repeat correctly, the model's next-letter guess under every letter, and every head's
 // scores. Found by labs/controller.js by name.
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 import { headPicker, scoresTable } from "../ui/head-scores.js";
 import { patternView } from "../ui/pattern-view.js";
@@ -38,13 +39,11 @@ export function mount(body, lab) {
     label:
       "The chosen head's attention on your letters: one row per query, one column per key. Focus and use the arrow keys to read cells.",
   });
-  const guessBox = el("div", "attn-lab__table-scroll");
-  guessBox.tabIndex = 0;
-  guessBox.setAttribute("role", "region");
-  guessBox.setAttribute("aria-label", "The model's guess of the next letter after each letter");
-  const guesses = el("table", "attn-lab__rows attn-induction__guesses");
-  guessBox.append(guesses);
-  body.append(guessBox);
+  const guesses = dataTable({
+    label: "The model's guess of the next letter after each letter",
+    className: "attn-lab__rows attn-induction__guesses",
+  });
+  body.append(guesses.root);
   const table = scoresTable(body, "Every head's scores on your letters");
 
   function render(res) {
@@ -64,15 +63,7 @@ export function mount(body, lab) {
       ["Next, guessed", ...res.predicted],
       ["Probability", ...conf.map((p) => p.toFixed(2))],
     ];
-    const tbody = el("tbody");
-    for (const [label, ...cells] of rows) {
-      const tr = el("tr");
-      const th = el("th", null, label);
-      th.scope = "row";
-      tr.append(th, ...cells.map((c) => el("td", null, c)));
-      tbody.append(tr);
-    }
-    guesses.replaceChildren(el("caption", null, "Next letter, as the model guesses it"), tbody);
+    guesses.fill({ caption: "Next letter, as the model guesses it", rows });
     table.render(res.heads, lab.params);
   }
 

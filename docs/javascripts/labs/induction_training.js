@@ -3,7 +3,7 @@
 // head's two scores over training, both with the chosen step marked (lineChart), a live
 // sentence reading them, the head's map of the probe sequence at that step
 // (ui/pattern-view.js) and a table of every head's scores. Found by name.
-import { lineChart } from "../renderers/charts.js";
+import { lineChart } from "../renderers/line_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";

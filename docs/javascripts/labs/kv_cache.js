@@ -5,6 +5,7 @@
 // full causal attention; and what the step computed. Tables only: they are the picture and
 // its text alternative at once.
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 import { integerField, reseedButton, tokensField } from "../ui/sentence.js";
 
@@ -17,35 +18,8 @@ const int = (n) => Math.round(n).toLocaleString("en-US");
 const rows = (n) => `${n} key row${n > 1 ? "s" : ""} and ${n} value row${n > 1 ? "s" : ""}`;
 const sci = (x) => (x === 0 ? "0" : x.toExponential(1));
 
-/** A scrollable table region with a name (as ui/pattern-view.js does). */
-function tableRegion(label) {
-  const scroller = el("div", "attn-lab__table-scroll");
-  scroller.tabIndex = 0;
-  scroller.setAttribute("role", "region");
-  scroller.setAttribute("aria-label", label);
-  const table = el("table", "attn-lab__rows"); // a class: Material leaves it unwrapped
-  scroller.append(table);
-  return { scroller, table };
-}
-
-function headRow(table, caption, header) {
-  table.replaceChildren();
-  const thead = el("thead");
-  const tr = el("tr");
-  for (const h of header) {
-    const th = el("th", null, h);
-    th.scope = "col";
-    tr.append(th);
-  }
-  thead.append(tr);
-  const tbody = el("tbody");
-  table.append(el("caption", null, caption), thead, tbody);
-  return tbody;
-}
-
 /** A weight as its number and a bar of that length (the bar is decoration). */
 function weightCell(w) {
-  const td = el("td");
   const wrap = el("span");
   wrap.style.cssText = "display: inline-flex; align-items: center; gap: 0.4em;";
   const bar = el("span");
@@ -54,8 +28,7 @@ function weightCell(w) {
     "display: inline-block; height: 0.7em; background: var(--md-default-fg-color--light);" +
     ` width: ${(2 * w).toFixed(2)}em;`;
   wrap.append(el("span", null, w.toFixed(3)), bar);
-  td.append(wrap);
-  return td;
+  return wrap;
 }
 
 export function mount(body, lab) {
@@ -126,7 +99,9 @@ export function mount(body, lab) {
 
   const status = el("p", "attn-lab__cell");
   status.setAttribute("aria-live", "polite");
-  const cache = tableRegion("The cache as a table: which key and value rows exist at this step");
+  const cache = dataTable({
+    label: "The cache as a table: which key and value rows exist at this step",
+  });
   cache.table.style.fontSize = "0.7rem"; // nine columns with MQA and 4 query heads: fit 1280 px
   // When the table is still wider than its box (a phone, 8 query heads), say that it scrolls.
   const scrollHint = el(
@@ -136,18 +111,17 @@ export function mount(body, lab) {
   );
   scrollHint.hidden = true;
   const work = el("p", "attn-lab__cell");
-  const check = tableRegion("Cached against full causal attention, at every step");
-  body.append(status, scrollHint, cache.scroller, work, check.scroller);
+  const check = dataTable({ label: "Cached against full causal attention, at every step" });
+  body.append(status, scrollHint, cache.root, work, check.root);
   let shown = null;
 
   function drawCache(r) {
     const t = r.step;
     const g = Math.min(shownKv, r.n_kv_heads - 1);
     const readers = r.kv_head_of.flatMap((kv, h) => (kv === g ? [h] : []));
-    const tbody = headRow(
-      cache.table,
-      `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights w of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"} (key and value rows have d_head = ${r.d_head} numbers)`,
-      [
+    const trs = cache.fill({
+      caption: `The cache of key/value head ${g + 1} of ${r.n_kv_heads} after step ${t + 1}, and the weights w of the query ${readers.length > 1 ? "heads that read it" : "head that reads it"} (key and value rows have d_head = ${r.d_head} numbers)`,
+      columns: [
         "Position",
         "Token",
         "In the cache",
@@ -155,22 +129,21 @@ export function mount(body, lab) {
         "Value v",
         ...readers.map((h) => `w, head ${h + 1}`),
       ],
-    );
-    r.tokens.forEach((token, j) => {
-      const tr = el("tr");
-      const th = el("th", null, String(j + 1));
-      th.scope = "row";
-      const state = j < t ? "cached" : j === t ? "new: appended" : "not generated yet";
-      tr.append(th, el("td", null, token), el("td", null, state));
-      if (j <= t) {
-        tr.append(el("td", null, vec(r.K_cache[g][j])), el("td", null, vec(r.V_cache[g][j])));
-        for (const h of readers) tr.append(weightCell(r.weights[h][j]));
-        if (j === t) tr.style.fontWeight = "700";
-      } else {
-        tr.style.fontStyle = "italic"; // not generated yet (a lighter colour fails contrast)
-        for (let i = 0; i < 2 + readers.length; i++) tr.append(el("td", null, "—"));
-      }
-      tbody.append(tr);
+      rows: r.tokens.map((token, j) => {
+        const state = j < t ? "cached" : j === t ? "new: appended" : "not generated yet";
+        const row = [String(j + 1), token, state];
+        if (j > t) return [...row, ...Array(2 + readers.length).fill("—")];
+        return [
+          ...row,
+          vec(r.K_cache[g][j]),
+          vec(r.V_cache[g][j]),
+          ...readers.map((h) => weightCell(r.weights[h][j])),
+        ];
+      }),
+    });
+    trs.forEach((tr, j) => {
+      if (j === t) tr.style.fontWeight = "700";
+      else if (j > t) tr.style.fontStyle = "italic"; // not generated yet (a lighter colour fails contrast)
     });
     fitCache();
   }
@@ -180,12 +153,12 @@ export function mount(body, lab) {
     const caption = cache.table.querySelector("caption");
     if (caption) {
       caption.style.textAlign = "left";
-      caption.style.maxWidth = `${cache.scroller.clientWidth}px`;
+      caption.style.maxWidth = `${cache.root.clientWidth}px`;
     }
-    scrollHint.hidden = cache.scroller.scrollWidth <= cache.scroller.clientWidth + 1;
+    scrollHint.hidden = cache.root.scrollWidth <= cache.root.clientWidth + 1;
   }
   const resize = new ResizeObserver(() => fitCache());
-  resize.observe(cache.scroller);
+  resize.observe(cache.root);
 
   function render(r) {
     shown = r;
@@ -222,27 +195,14 @@ export function mount(body, lab) {
       `without the cache it would project ${rows(r.kv_rows.without_cache)}. Both ways its query rows take ` +
       `${int(r.scores)} dot products with the ${t + 1} keys. The cache holds 2 × ${r.n_kv_heads} × ${t + 1} × ${r.d_head} = ` +
       `${int(r.cache_floats[t])} numbers. Largest |cached − full| at this step: ${sci(diff)}.`;
-    const tbody = headRow(
-      check.table,
-      "Largest difference between each cached step and the same row of full causal attention (all heads, float64)",
-      ["Step", "Token", "Keys in the cache", "Largest |cached − full|"],
-    );
-    r.tokens.forEach((token, j) => {
-      const tr = el("tr");
-      const th = el("th", null, String(j + 1));
-      th.scope = "row";
-      tr.append(
-        th,
-        el("td", null, token),
-        el("td", null, String(j + 1)),
-        el("td", null, sci(r.diffs[j])),
-      );
-      if (j === t) {
-        tr.style.fontWeight = "700";
-        tr.setAttribute("aria-current", "step");
-      }
-      tbody.append(tr);
+    const steps = check.fill({
+      caption:
+        "Largest difference between each cached step and the same row of full causal attention (all heads, float64)",
+      columns: ["Step", "Token", "Keys in the cache", "Largest |cached − full|"],
+      rows: r.tokens.map((token, j) => [String(j + 1), token, String(j + 1), sci(r.diffs[j])]),
     });
+    steps[t].style.fontWeight = "700";
+    steps[t].setAttribute("aria-current", "step");
   }
 
   return {

@@ -2,8 +2,8 @@
 // length, the scores' spread, the mask (with its pad count or window) and where it acts;
 // the masked pattern (ui/pattern-view.js: heatmap, cell readout, table), a live summary
 // of the counts and row sums, and a line chart of kept entries against length
-// (renderers/charts.js, with its own hidden table). Found by labs/controller.js by name.
-import { lineChart } from "../renderers/charts.js";
+// (renderers/line_chart.js, with its own hidden table). Found by labs/controller.js by name.
+import { lineChart } from "../renderers/line_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";

@@ -3,38 +3,13 @@
 // words, the update Δ from the embedding's tip, the updated vector, the senses as labelled
 // points) and tables of the weights and of the cosines before and after. Found by
 // labs/controller.js from the lab's name.
-import { vectorPlane } from "../renderers/charts.js";
+import { kindShape, vectorPlane } from "../ui/vector-plane.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 
 const f2 = (v) => Number(v).toFixed(2);
 const vec = (v) => `(${f2(v[0])}, ${f2(v[1])})`;
-
-/** A small table: a caption, a header row and rows of text (never HTML). */
-function table(caption, header) {
-  const t = el("table", "attn-lab__rows");
-  t.createCaption().textContent = caption;
-  const tr = t.createTHead().insertRow();
-  for (const h of header) {
-    const th = el("th", null, h);
-    th.scope = "col";
-    tr.append(th);
-  }
-  const body = t.createTBody();
-  const fill = (rows) =>
-    body.replaceChildren(
-      ...rows.map((row) => {
-        const r = el("tr");
-        row.forEach((text, i) => {
-          const cell = el(i === 0 ? "th" : "td", null, String(text));
-          if (i === 0) cell.scope = "row";
-          r.append(cell);
-        });
-        return r;
-      }),
-    );
-  return { table: t, fill };
-}
 
 export function mount(body, lab) {
   const controls = el("div", "attn-lab__controls");
@@ -90,19 +65,18 @@ export function mount(body, lab) {
   // second embedding): each entry is the arrow as drawn, with its kind's shape.
   const legend = el("ul", "attn-chart__legend attn-lab__plane-legend");
   legend.setAttribute("aria-hidden", "true"); // the caption and the tables say the same
-  const d3 = globalThis.d3; // loaded by charts.js before it exports vectorPlane
   const ENTRIES = [
-    ["other", d3.symbolWye, false, "c1–c3: the context words (numbered in the sentence)"],
-    ["embedding", d3.symbolDiamond, false, "x: the embedding"],
-    ["update", d3.symbolCross, true, "Δ: the update (dashed)"],
-    ["update", d3.symbolCross, false, "x + Δ: the updated vector"],
+    ["other", false, "c1–c3: the context words (numbered in the sentence)"],
+    ["embedding", false, "x: the embedding"],
+    ["update", true, "Δ: the update (dashed)"],
+    ["update", false, "x + Δ: the updated vector"],
   ];
   const svgEl = (name, attrs) => {
     const node = document.createElementNS("http://www.w3.org/2000/svg", name);
     for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
     return node;
   };
-  for (const [kind, symbol, dashed, text] of ENTRIES) {
+  for (const [kind, dashed, text] of ENTRIES) {
     const swatch = svgEl("svg", { class: "attn-chart__swatch", width: 36, height: 16 });
     const g = svgEl("g", { class: `attn-chart__kind--${kind}` });
     g.append(
@@ -113,7 +87,7 @@ export function mount(body, lab) {
       }),
       svgEl("path", {
         class: "attn-chart__kind",
-        d: d3.symbol(symbol, 70)(),
+        d: kindShape(kind, 70),
         transform: "translate(18,8)",
       }),
     );
@@ -141,19 +115,11 @@ export function mount(body, lab) {
     plane.figure.querySelector(".attn-chart__legend:not(.attn-lab__plane-legend)");
   const summary = el("p", "attn-lab__cell");
   summary.setAttribute("aria-live", "polite");
-  const weights = table("Weights on the context words", [
-    "Context word",
-    "Slider",
-    "Weight",
-    "Vector",
-  ]);
-  const vectors = table("The vectors", ["", "x", "y"]);
-  const cosines = table("Cosine similarity with each sense", ["Sense", "x", "x + Δ"]);
-  const tables = el("div", "attn-lab__table-scroll");
-  tables.tabIndex = 0;
-  tables.setAttribute("role", "region");
-  tables.setAttribute("aria-label", "The lab's numbers");
-  tables.append(weights.table, vectors.table, cosines.table);
+  const weights = dataTable({ label: "Weights on the context words" });
+  const vectors = dataTable({ label: "The vectors" });
+  const cosines = dataTable({ label: "Cosine similarity with each sense" });
+  const tables = el("div");
+  tables.append(weights.root, vectors.root, cosines.root);
   Object.assign(tables.style, { display: "flex", flexWrap: "wrap", gap: "0 1.5rem" });
   body.append(sentenceLine, figure, summary, tables);
 
@@ -223,22 +189,30 @@ export function mount(body, lab) {
       ? `Every slider is at 0: “${word}” reads nothing, so Δ = 0 and x + Δ is x, nearest to the ${before} sense.`
       : `Nearest sense of “${word}”: ${before} (cosine ${f2(res.cos_before[res.nearest_before])}) before the update, ${after} (cosine ${f2(res.cos_after[res.nearest_after])}) after it.`;
 
-    weights.fill(
-      res.context_words.map((w, j) => [
+    weights.fill({
+      caption: "Weights on the context words",
+      columns: ["Context word", "Slider", "Weight", "Vector"],
+      rows: res.context_words.map((w, j) => [
         `${w} (c${j + 1})`,
         f2(res.raw_weights[j]),
         f2(res.weights[j]),
         vec(res.context_vectors[j]),
       ]),
-    );
-    vectors.fill([
-      [`x (${word})`, f2(x[0]), f2(x[1])],
-      ["Δ", f2(res.delta[0]), f2(res.delta[1])],
-      ["x + Δ", f2(updated[0]), f2(updated[1])],
-    ]);
-    cosines.fill(
-      res.sense_names.map((name, i) => [name, f2(res.cos_before[i]), f2(res.cos_after[i])]),
-    );
+    });
+    vectors.fill({
+      caption: "The vectors",
+      columns: ["", "x", "y"],
+      rows: [
+        [`x (${word})`, f2(x[0]), f2(x[1])],
+        ["Δ", f2(res.delta[0]), f2(res.delta[1])],
+        ["x + Δ", f2(updated[0]), f2(updated[1])],
+      ],
+    });
+    cosines.fill({
+      caption: "Cosine similarity with each sense",
+      columns: ["Sense", "x", "x + Δ"],
+      rows: res.sense_names.map((name, i) => [name, f2(res.cos_before[i]), f2(res.cos_after[i])]),
+    });
   }
 
   return {

@@ -1,9 +1,10 @@
 // Widget for the param_calculator lab (labs_py/attention_labs/labs/param_calculator.py):
 // a preset picker, the fields of a user-defined model (editing one switches to it, starting
 // from the model shown), a table of the counts per layer and in total, and one stacked bar
-// per model (each part as a share of that model's total) from renderers/charts.js.
-import { barChart } from "../renderers/charts.js";
+// per model (each part as a share of that model's total) from renderers/bar_chart.js.
+import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 
 const FIELDS = [
@@ -117,15 +118,12 @@ export function mount(body, lab) {
   // The counts of the model shown.
   const summary = el("p", "attn-lab__summary");
   summary.setAttribute("aria-live", "polite");
-  // Scrollable on a phone, so it takes keyboard focus and has a name (as ui/pattern-view.js).
-  const tableWrap = el("div", "attn-lab__table-scroll");
-  tableWrap.tabIndex = 0;
-  tableWrap.setAttribute("role", "region");
-  tableWrap.setAttribute("aria-label", "Table of the parameter counts");
-  const table = el("table", "attn-lab__rows attn-params__table"); // a class: Material leaves it unwrapped
-  tableWrap.append(table);
+  const table = dataTable({
+    label: "Table of the parameter counts",
+    className: "attn-lab__rows attn-params__table",
+  });
   const chartBox = el("div", "attn-params__chart");
-  body.append(summary, tableWrap, chartBox);
+  body.append(summary, table.root, chartBox);
   const bars = barChart(chartBox, {
     label:
       "Where each model's parameters are: attention, MLP, embeddings, norms and other, as a share of its total",
@@ -161,32 +159,19 @@ export function mount(body, lab) {
       ],
       ["Non-embedding", pl.total, c.non_embedding],
     ];
-    table.replaceChildren();
-    const caption = el("caption", null, `Parameters of ${result.label} (${L} layers)`);
-    const head = el("thead");
-    const hr = el("tr");
-    for (const h of ["Part", "One layer", "Whole model", "Share"]) {
-      const th = el("th", null, h);
-      th.scope = "col";
-      hr.append(th);
-    }
-    head.append(hr);
-    const tbody = el("tbody");
-    for (const [name, layer, whole] of rows) {
-      const tr = el("tr");
-      const th = el("th", null, name);
-      th.scope = "row";
-      const share = (100 * whole) / c.total;
-      tr.append(
-        th,
-        el("td", null, layer === null ? "none" : int(layer)),
-        el("td", null, int(whole)),
-        el("td", null, pct(share)),
-      );
-      if (name.startsWith("Total")) tr.className = "attn-params__total";
-      tbody.append(tr);
-    }
-    table.append(caption, head, tbody);
+    const trs = table.fill({
+      caption: `Parameters of ${result.label} (${L} layers)`,
+      columns: ["Part", "One layer", "Whole model", "Share"],
+      rows: rows.map(([name, layer, whole]) => [
+        name,
+        layer === null ? "none" : int(layer),
+        int(whole),
+        pct((100 * whole) / c.total),
+      ]),
+    });
+    rows.forEach(([name], i) => {
+      if (name.startsWith("Total")) trs[i].className = "attn-params__total";
+    });
   }
 
   function render(result) {

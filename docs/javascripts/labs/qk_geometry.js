@@ -2,8 +2,10 @@
 // with one query and four keys whose heads the reader drags (pointer or arrow keys), the
 // scores q·k and the softmax weights as bars, and a table that writes each score as
 // |q| |k| cos θ. Found by labs/controller.js from the lab's name.
-import { barChart, vectorPlane } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
+import { vectorPlane } from "../ui/vector-plane.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 
 const N_KEYS = 4;
@@ -52,20 +54,11 @@ export function mount(body, lab) {
   const details = el("details", "attn-lab__table");
   details.open = true;
   details.append(el("summary", null, "Each score as |q| |k| cos θ"));
-  const table = el("table", "attn-lab__rows");
-  const head = table.createTHead().insertRow();
-  for (const h of ["Key", "|k|", "θ", "cos θ", "|q| |k| cos θ = q·k", "Weight"]) {
-    const th = el("th", null, h);
-    th.scope = "col";
-    head.append(th);
-  }
-  const tbody = table.createTBody();
-  const scroll = el("div", "attn-lab__table-scroll");
-  scroll.tabIndex = 0;
-  scroll.setAttribute("role", "region");
-  scroll.setAttribute("aria-label", "Each key's length, angle, score and weight");
-  scroll.append(table);
-  details.append(scroll);
+  const table = dataTable({
+    label: "Each key's length, angle, score and weight",
+    className: "attn-lab__rows attn-lab__rows--nowrap", // it scrolls in its box on a phone
+  });
+  details.append(table.root);
   body.append(figure, charts, summary, details);
 
   function render(res) {
@@ -99,26 +92,17 @@ export function mount(body, lab) {
       })),
     });
     const q = res.query_length;
-    tbody.replaceChildren(
-      ...keys.map((_, j) => {
-        const tr = el("tr");
-        const cells = [
-          `key ${j + 1}`,
-          f2(res.key_lengths[j]),
-          `${Number(res.angles_deg[j]).toFixed(0)}°`,
-          f2(res.cosines[j]),
-          `${f2(q)} × ${f2(res.key_lengths[j])} × ${f2(res.cosines[j])} = ${f2(res.scores[j])}`,
-          Number(res.weights[j]).toFixed(3),
-        ];
-        cells.forEach((text, i) => {
-          const cell = el(i === 0 ? "th" : "td", null, text);
-          if (i === 0) cell.scope = "row";
-          cell.style.whiteSpace = "nowrap"; // the table scrolls in its box on a phone
-          tr.append(cell);
-        });
-        return tr;
-      }),
-    );
+    table.fill({
+      columns: ["Key", "|k|", "θ", "cos θ", "|q| |k| cos θ = q·k", "Weight"],
+      rows: keys.map((_, j) => [
+        `key ${j + 1}`,
+        f2(res.key_lengths[j]),
+        `${Number(res.angles_deg[j]).toFixed(0)}°`,
+        f2(res.cosines[j]),
+        `${f2(q)} × ${f2(res.key_lengths[j])} × ${f2(res.cosines[j])} = ${f2(res.scores[j])}`,
+        Number(res.weights[j]).toFixed(3),
+      ]),
+    });
     summary.textContent = `Query (${f2(res.query[0])}, ${f2(res.query[1])}), length ${f2(q)}. Key ${top + 1} scores highest (${f2(res.scores[top])}) and gets weight ${Number(res.weights[top]).toFixed(3)}${lab.params.scale ? " (scores divided by √2 before softmax)" : ""}.`;
   }
 

@@ -3,8 +3,9 @@
 // S for these sizes; the picked query's first components, its score with every key and
 // that row as weights (bars); and the whole [query, key] score grid as a table whose row
 // headers pick a query, the picked row marked. Found by labs/controller.js.
-import { barChart } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 import { tokensField } from "../ui/sentence.js";
 
@@ -80,13 +81,11 @@ export function mount(body, lab) {
   details.append(
     el("summary", null, "The score grid S = Q Kᵀ, [query, key] (press a row's token to pick it)"),
   );
-  const grid = el("table", "attn-lab__rows attn-lab__grid");
-  const scroll = el("div", "attn-lab__table-scroll");
-  scroll.tabIndex = 0;
-  scroll.setAttribute("role", "region");
-  scroll.setAttribute("aria-label", "Score grid: rows are queries, columns are keys");
-  scroll.append(grid);
-  details.append(scroll);
+  const grid = dataTable({
+    label: "Score grid: rows are queries, columns are keys",
+    className: "attn-lab__rows attn-lab__grid",
+  });
+  details.append(grid.root);
   body.append(shapes, charts, summary, details);
 
   let drawnGrid = ""; // the grid's tokens, d_head and seed: a new query only moves the mark
@@ -96,22 +95,7 @@ export function mount(body, lab) {
   /** The score grid: a header row of keys, then one row per query whose header picks it. */
   function drawGrid(res) {
     const t = res.tokens;
-    const thead = el("thead");
-    const hr = el("tr");
-    const corner = el("th", null, "query \\ key");
-    corner.scope = "col";
-    hr.append(corner);
-    for (const token of t) {
-      const th = el("th", null, token);
-      th.scope = "col";
-      hr.append(th);
-    }
-    thead.append(hr);
-    const tbody = el("tbody");
-    rows = t.map((token, i) => {
-      const tr = el("tr");
-      const th = el("th");
-      th.scope = "row";
+    const buttons = t.map((token, i) => {
       const button = el("button", "attn-lab__pick", token);
       button.type = "button";
       Object.assign(button.style, {
@@ -124,13 +108,13 @@ export function mount(body, lab) {
         cursor: "pointer",
       });
       button.addEventListener("click", () => lab.update({ query: i }));
-      th.append(button);
-      tr.append(th);
-      for (let j = 0; j < t.length; j++) tr.append(el("td", null, f2(res.S[i][j])));
-      tbody.append(tr);
-      return { tr, button, token };
+      return button;
     });
-    grid.replaceChildren(thead, tbody);
+    const trs = grid.fill({
+      columns: ["query \\ key", ...t],
+      rows: t.map((_, i) => [buttons[i], ...t.map((_, j) => f2(res.S[i][j]))]),
+    });
+    rows = t.map((token, i) => ({ tr: trs[i], button: buttons[i], token }));
   }
 
   /** Mark the picked query's row (outline and bold; aria-current for screen readers). */

@@ -3,11 +3,11 @@
 // own queries and keys with the scaling toggle, temperature and causal mask.
 //
 // realHeadData(asset, qkvEntry, recompute) builds the data for mountLab (labs/controller.js)
-// from a loaded asset (explorer/assets.js loadAsset), one item of asset.qkv.heads and the
+// from a loaded asset (maps.js loadAsset), one item of asset.qkv.heads and the
 // page's recompute config ({lab, schema, runtime}). Its initial result is the stored
 // pattern (decodeHead): no attention math here. The explorer imports this module by the
 // name in its config (recompute.lab), as the controller does for every lab.
-import { decodeHead } from "../explorer/assets.js";
+import { decodeHead } from "../maps.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";
@@ -96,7 +96,7 @@ export function mount(body, lab) {
 
 /**
  * Data for mountLab(root, data) that recomputes one real head.
- * @param asset a loaded asset (explorer/assets.js loadAsset)
+ * @param asset a loaded asset (maps.js loadAsset)
  * @param qkvEntry one item of asset.qkv.heads: {layer, head, reason, q, k, v}
  * @param recompute {lab: "real_head", schema, runtime}, as in the page's config
  * @returns {{lab, schema, runtime, params, initial: {result}, info}}

@@ -1,8 +1,8 @@
 // Widget for the rope lab (labs_py/attention_labs/labs/rope.py): the score of a rotated
 // query against a rotated key, against their offset, for the key at two absolute positions
-// (two series of renderers/charts.js's line chart, the second dashed), and a live line with
+// (two series of renderers/line_chart.js, the second dashed), and a live line with
 // the largest difference between the curves.
-import { lineChart } from "../renderers/charts.js";
+import { lineChart } from "../renderers/line_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { integerField, reseedButton } from "../ui/sentence.js";

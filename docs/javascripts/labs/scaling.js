@@ -2,8 +2,8 @@
 // against d_head (log2 axis), scaled and unscaled, of the mean row entropy and of the
 // median row's softmax Jacobian norm, with a marker at the chosen d_head and a live
 // sentence reading both charts there. Each chart also renders a hidden table of its data
-// (renderers/charts.js). Found by labs/controller.js from the lab's name.
-import { lineChart } from "../renderers/charts.js";
+// (renderers/line_chart.js). Found by labs/controller.js from the lab's name.
+import { lineChart } from "../renderers/line_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 

@@ -2,10 +2,11 @@
 // [position, dimension] encodings as a heatmap with signed colours (-1 to +1), the selected
 // cell's value and formula in a live line, a table of each dimension pair's frequency and
 // wavelength (the text alternative), and a line chart of one position's dot product with
-// every other against their offset (renderers/charts.js).
-import { lineChart } from "../renderers/charts.js";
+// every other against their offset (renderers/line_chart.js).
+import { lineChart } from "../renderers/line_chart.js";
 import { Heatmap } from "../renderers/heatmap.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 import { integerField } from "../ui/sentence.js";
 
@@ -54,29 +55,10 @@ export function mount(body, lab) {
     null,
     "Show as a table: each pair's frequency and wavelength, and the value at the compared position",
   );
-  const table = el("table", "attn-lab__rows");
-  const head = el("tr");
-  for (const h of [
-    "Pair",
-    "Dimensions",
-    "Frequency (rad / position)",
-    "Wavelength (positions)",
-    "sin, cos at the compared position",
-  ]) {
-    const th = el("th", null, h);
-    th.scope = "col";
-    head.append(th);
-  }
-  const thead = el("thead");
-  thead.append(head);
-  const tbody = el("tbody");
-  table.append(thead, tbody);
-  const scroller = el("div", "attn-lab__table-scroll");
-  scroller.tabIndex = 0;
-  scroller.setAttribute("role", "region");
-  scroller.setAttribute("aria-label", "Table of each dimension pair's frequency and wavelength");
-  scroller.append(table);
-  details.append(summary, scroller);
+  const table = dataTable({
+    label: "Table of each dimension pair's frequency and wavelength",
+  });
+  details.append(summary, table.root);
 
   const chartBox = el("div", "attn-sinusoidal__chart");
   const chart = lineChart(chartBox, {
@@ -102,20 +84,22 @@ export function mount(body, lab) {
       legend: ["−1", "+1"],
     });
     const p = res.position;
-    tbody.replaceChildren(
-      ...Array.from(res.frequencies, (w, i) => {
-        const tr = el("tr");
-        for (const v of [
-          String(i),
-          `${2 * i}, ${2 * i + 1}`,
-          w.toPrecision(3),
-          res.wavelengths[i].toPrecision(4),
-          `${fmt(res.encodings[p][2 * i])}, ${fmt(res.encodings[p][2 * i + 1])}`,
-        ])
-          tr.append(el("td", null, v));
-        return tr;
-      }),
-    );
+    table.fill({
+      columns: [
+        "Pair",
+        "Dimensions",
+        "Frequency (rad / position)",
+        "Wavelength (positions)",
+        "sin, cos at the compared position",
+      ],
+      rows: Array.from(res.frequencies, (w, i) => [
+        String(i),
+        `${2 * i}, ${2 * i + 1}`,
+        w.toPrecision(3),
+        res.wavelengths[i].toPrecision(4),
+        `${fmt(res.encodings[p][2 * i])}, ${fmt(res.encodings[p][2 * i + 1])}`,
+      ]),
+    });
     chart.update({
       series: [
         {

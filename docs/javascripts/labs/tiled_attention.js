@@ -2,9 +2,10 @@
 // block-size sliders, a step control that walks the tiles one at a time, the grid of tiles
 // (a small SVG: the tile being read, those already read, those the causal mask skips), the
 // running max and sum of the current query rows, the difference from plain attention, a
-// memory counter, and work and memory against seq_len (lineChart from renderers/charts.js).
-import { lineChart } from "../renderers/charts.js";
+// memory counter, and work and memory against seq_len (renderers/line_chart.js).
+import { lineChart } from "../renderers/line_chart.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -15,41 +16,6 @@ function svgEl(tag, attrs) {
   const node = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
   return node;
-}
-
-/** A scrollable table region with a name (as ui/pattern-view.js does). */
-function tableRegion(label) {
-  const scroller = el("div", "attn-lab__table-scroll");
-  scroller.tabIndex = 0;
-  scroller.setAttribute("role", "region");
-  scroller.setAttribute("aria-label", label);
-  const table = el("table", "attn-lab__rows"); // a class: Material leaves it unwrapped
-  scroller.append(table);
-  return { scroller, table };
-}
-
-function fillTable(table, caption, header, rows) {
-  table.replaceChildren();
-  const cap = el("caption", null, caption);
-  const thead = el("thead");
-  const hr = el("tr");
-  for (const h of header) {
-    const th = el("th", null, h);
-    th.scope = "col";
-    hr.append(th);
-  }
-  thead.append(hr);
-  const tbody = el("tbody");
-  for (const row of rows) {
-    const tr = el("tr");
-    row.forEach((cell, i) => {
-      const c = el(i === 0 ? "th" : "td", null, cell);
-      if (i === 0) c.scope = "row";
-      tr.append(c);
-    });
-    tbody.append(tr);
-  }
-  table.append(cap, thead, tbody);
 }
 
 export function mount(body, lab) {
@@ -119,11 +85,11 @@ export function mount(body, lab) {
   gridBox.append(svg);
   const describe = el("p", "attn-lab__cell");
   describe.setAttribute("aria-live", "polite");
-  const state = tableRegion("Running max and sum of the current query rows");
+  const state = dataTable({ label: "Running max and sum of the current query rows" });
   const numbers = el("p", "attn-lab__cell");
-  const memory = tableRegion("Memory held by each method");
+  const memory = dataTable({ label: "Memory held by each method" });
   const chartBox = el("div", "attn-tiles__chart");
-  body.append(gridBox, describe, state.scroller, numbers, memory.scroller, chartBox);
+  body.append(gridBox, describe, state.root, numbers, memory.root, chartBox);
   const log2 = (v) => Math.log2(v);
   const chart = lineChart(chartBox, {
     label: "Work and memory against seq_len (both axes log2)",
@@ -201,23 +167,21 @@ export function mount(body, lab) {
       (skipped ? `; ${skipped} tiles above the diagonal are skipped.` : ".");
     svg.setAttribute("aria-label", `The score grid cut into tiles. ${text}`);
     describe.textContent = text;
-    fillTable(
-      state.table,
-      `After tile ${r.step + 1}: the running max m and sum ℓ of query rows ${q0 + 1} to ${q1}`,
-      ["Query row", "Running max m", "Running sum ℓ"],
-      Array.from(r.running_max, (m, i) => [
+    state.fill({
+      caption: `After tile ${r.step + 1}: the running max m and sum ℓ of query rows ${q0 + 1} to ${q1}`,
+      columns: ["Query row", "Running max m", "Running sum ℓ"],
+      rows: Array.from(r.running_max, (m, i) => [
         String(q0 + i + 1),
         m.toFixed(4),
         r.running_sum[i].toFixed(4),
       ]),
-    );
+    });
     numbers.textContent = `Largest |tiled − plain| over the whole output: ${r.max_abs_diff.toExponential(1)}.`;
     const mem = r.memory;
-    fillTable(
-      memory.table,
-      "Memory held besides the inputs and the output, in floats",
-      ["Method", "Largest intermediate", "All it holds"],
-      [
+    memory.fill({
+      caption: "Memory held besides the inputs and the output, in floats",
+      columns: ["Method", "Largest intermediate", "All it holds"],
+      rows: [
         [`Plain (the ${r.seq_len} × ${r.seq_len} scores)`, int(mem.plain), int(mem.plain)],
         [
           `Tiled (one ${Math.min(r.block_q, r.seq_len)} × ${Math.min(r.block_k, r.seq_len)} tile, one block's state, m and ℓ of every row)`,
@@ -225,7 +189,7 @@ export function mount(body, lab) {
           int(mem.tiled),
         ],
       ],
-    );
+    });
     const sw = r.sweep;
     const pts = (ys) => sw.seq_len.map((n, i) => [n, log2(ys[i])]);
     chart.update({

@@ -3,7 +3,8 @@
 // weighted sum Delta and the move x -> x + Delta (a 2-D plane, exact for x, Delta and
 // x + Delta), and the shape diagram of the whole head. Text alternatives: the charts' own
 // tables, the live summary line and the diagram, which is text.
-import { barChart, vectorPlane } from "../renderers/charts.js";
+import { barChart } from "../renderers/bar_chart.js";
+import { vectorPlane } from "../ui/vector-plane.js";
 import { shapeDiagram } from "../renderers/shape_diagram.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";

@@ -3,8 +3,8 @@
 //
 // Tokens are drawn as canvas text, never inserted as HTML. The canvas is one tab stop;
 // the selected cell is described in a live region beside it, and callers should add a
-// text alternative (the pattern widget adds a table). d3-scale-chromatic is a vendored
-// UMD script (the global `d3`), loaded on every page before the modules.
+// text alternative (the pattern widget adds a table).
+import { interpolateViridis } from "../../vendor/d3/d3.min.js";
 
 const MIN_CELL = 6;
 const MAX_CELL = 44;
@@ -16,7 +16,7 @@ const LIGHT_FROM = 0.42;
 // once at 256 steps: a cell's colour is then a lookup, not a string interpolation.
 let ramp = null;
 function viridisRamp() {
-  if (!ramp) ramp = Array.from({ length: 256 }, (_, i) => d3.interpolateViridis(i / 255));
+  if (!ramp) ramp = Array.from({ length: 256 }, (_, i) => interpolateViridis(i / 255));
   return ramp;
 }
 /** The viridis colour (a CSS colour string) of `t` in [0, 1] (clamped). */

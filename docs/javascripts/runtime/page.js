@@ -15,22 +15,14 @@ export function onEveryPage(callback) {
   if (typeof document$ !== "undefined") document$.subscribe(() => callback());
 }
 
-// WebKit (Safari, WebKitGTK 2.50) resolves an import() that is in flight beside another
-// one sharing a module with top-level await (renderers/charts.js) before that module has
-// finished: its widget then throws "Cannot access uninitialized variable". Lab widgets
-// are imported through this queue, one at a time (tests/browser/test_engines.py). One
-// import per key: the mount of a lab takes the promise of its widget's prefetch (main.js)
-// rather than queueing behind every other widget of the page.
-let importQueue = Promise.resolve();
-const queued = new Map(); // key -> the promise of its import
-
 // Modules the page's head imported statically (build_scripts/hooks/preload.py writes that
-// script): an import() of a module, even one already evaluated, resolves only some 100-300
-// ms after DOMContentLoaded in Chromium, so a lab drawn through import() came that late.
+// script): an import(), even of a module already evaluated, resolves only some 100-300 ms
+// after DOMContentLoaded in Chromium, while a static import is evaluated before it, so a
+// lab drawn from a provided widget is drawn with the text.
 const provided = new Map(); // key -> module namespace
 
 /** Hand over `module` (a namespace the head's script imported) under `key` (a lab's name,
- * or "controller" for labs/controller.js): importInTurn and providedModule return it at once. */
+ * or "controller" for labs/controller.js): providedModule returns it at once. */
 export function provide(key, module) {
   provided.set(key, module);
 }
@@ -38,20 +30,6 @@ export function provide(key, module) {
 /** The module handed over under `key` by `provide`, or undefined. */
 export function providedModule(key) {
   return provided.get(key);
-}
-
-/** `load()` (a function returning an import() promise) once the imports queued before it
- * have settled; the same `key` (a lab's name) gets the same promise, unless it failed. A
- * module the head provided (`provide`) is returned without an import. */
-export function importInTurn(key, load) {
-  if (provided.has(key)) return Promise.resolve(provided.get(key));
-  if (!queued.has(key)) {
-    const next = importQueue.then(load);
-    importQueue = next.catch(() => {});
-    queued.set(key, next);
-    next.catch(() => queued.delete(key)); // a later call tries again
-  }
-  return queued.get(key);
 }
 
 /** Keep `component` ({root, destroy()}) until its root leaves the page; returns it. */

@@ -53,9 +53,12 @@ function lastLine(err) {
   return lines.slice(at).join(" ").replace(/\s+/g, " ");
 }
 
-// What a reader should do when a file is missing or damaged on the server.
+// What a reader should do when a file is missing or damaged on the server...
 const HOST_HINT =
   "The site's copy of it is missing or broken: reload the page later, and tell the site's maintainer if it stays.";
+// ...and when the connection broke (the server had promised more bytes than came). The
+// browser's own words ("Failed to fetch", "NetworkError…") differ by engine and say no more.
+const NETWORK_HINT = "Check your connection.";
 
 /** A file of the start-up by the name a reader knows it, with its own file name. */
 function describe(url) {
@@ -96,9 +99,9 @@ async function checked(url, response, want) {
   let bytes;
   try {
     bytes = await response.arrayBuffer();
-  } catch (err) {
+  } catch {
     throw failStart(
-      `${describe(url)} was cut off while downloading (${err.message}). ${HOST_HINT}`,
+      `${describe(url)} was cut off while downloading (from ${url}). ${NETWORK_HINT}`,
     );
   }
   const damaged = (how) =>
@@ -137,16 +140,16 @@ function guardDownloads(expect, early = []) {
     let response;
     try {
       response = await (ahead || realFetch(input, init));
-    } catch (err) {
+    } catch {
       if (ahead || !init?.integrity)
-        throw failStart(
-          `${describe(url)} could not be downloaded (${err.message}; ${url}). Check your connection and press Retry.`,
-        );
+        throw failStart(`${describe(url)} could not be downloaded (from ${url}). ${NETWORK_HINT}`);
       // A checked download that failed: a missing file fails the check too, so ask again.
       const again = await realFetch(url).catch(() => null);
-      if (!again?.ok)
+      if (!again)
+        throw failStart(`${describe(url)} could not be downloaded (from ${url}). ${NETWORK_HINT}`);
+      if (!again.ok)
         throw failStart(
-          `${describe(url)} could not be downloaded: ${again ? `HTTP ${again.status}` : err.message} from ${url}. ${HOST_HINT}`,
+          `${describe(url)} could not be downloaded: HTTP ${again.status} from ${url}. ${HOST_HINT}`,
         );
       throw failStart(
         `${describe(url)} is damaged: it does not match the checksum in Python's package list (from ${url}). ${HOST_HINT}`,
@@ -166,9 +169,9 @@ function guardDownloads(expect, early = []) {
         return new Response(await response.arrayBuffer(), {
           headers: { "Content-Type": "application/wasm" },
         });
-      } catch (err) {
+      } catch {
         throw failStart(
-          `${describe(url)} was cut off while downloading (${err.message}). ${HOST_HINT}`,
+          `${describe(url)} was cut off while downloading (from ${url}). ${NETWORK_HINT}`,
         );
       }
     }
@@ -177,8 +180,13 @@ function guardDownloads(expect, early = []) {
   const streaming = WebAssembly.instantiateStreaming;
   WebAssembly.instantiateStreaming = (source, imports) =>
     streaming.call(WebAssembly, source, imports).catch((err) => {
+      // Bytes that are not WebAssembly are the host's; a stream that broke is the network's.
+      if (err instanceof WebAssembly.CompileError)
+        throw failStart(
+          `Python's WebAssembly core (pyodide.asm.wasm) could not be compiled: ${err.message}. ${HOST_HINT}`,
+        );
       throw failStart(
-        `Python's WebAssembly core (pyodide.asm.wasm) could not be compiled: ${err.message}. ${HOST_HINT}`,
+        `Python's WebAssembly core (pyodide.asm.wasm) was cut off while downloading. ${NETWORK_HINT}`,
       );
     });
 }
@@ -420,6 +428,14 @@ function call(py, msg) {
   if (msg.type === "source") return py.source(msg.source, msg.params);
   return py.run(msg.lab, msg.params);
 }
+
+// A start-up download that failed is reported once, as the lab's message (init-error).
+// Pyodide awaits some of its downloads in promises nobody catches, so the same Error would
+// also surface as an unhandled rejection, which the browser hands to the page as an
+// uncaught error of its own: that second report is dropped. Any other rejection stays.
+self.addEventListener("unhandledrejection", (event) => {
+  if (startError && event.reason === startError) event.preventDefault();
+});
 
 self.onmessage = async (event) => {
   const msg = event.data;

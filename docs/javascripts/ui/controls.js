@@ -9,6 +9,7 @@
 import { el } from "./dom.js";
 
 let count = 0;
+const LOG_STEP = 0.05; // the temperature slider's step, in log10(T)
 
 /**
  * Controls for `lab` (a LabController: lab, schema, params, update, showError) appended
@@ -52,15 +53,17 @@ export function controlKit(lab, controls) {
   }
 
   // Temperature: a number box and a slider that mirror each other. The slider is
-  // logarithmic over the whole allowed range, so 0.1 -> 1 is as long as 1 -> 10.
+  // logarithmic over the whole allowed range, so 0.1 -> 1 is as long as 1 -> 10. A step of
+  // LOG_STEP multiplies T by 1.12, so every arrow key press changes T as it is shown (two
+  // significant digits); the slider's ends are multiples of the step, so T = 1 is on it.
   function temperature() {
     const tSpec = spec.temperature;
     const slider = el("input");
     Object.assign(slider, {
       type: "range",
-      min: Math.log10(tSpec.minimum),
-      max: Math.log10(tSpec.maximum),
-      step: 0.01,
+      min: Math.ceil(Math.log10(tSpec.minimum) / LOG_STEP) * LOG_STEP,
+      max: Math.floor(Math.log10(tSpec.maximum) / LOG_STEP) * LOG_STEP,
+      step: LOG_STEP,
     });
     slider.value = Math.log10(lab.params.temperature);
     slider.setAttribute("aria-label", "Temperature (logarithmic slider)");

@@ -4,6 +4,7 @@
 //
 //   headPicker(kit, lab)                 a <select> that sets {layer, head}
 //   const t = scoresTable(body, caption); t.render(heads, {layer, head})
+import { dataTable } from "./data-table.js";
 import { el } from "./dom.js";
 
 const score = (x) => (x === null || x === undefined ? "no repeat" : Number(x).toFixed(2));
@@ -29,33 +30,22 @@ export function headPicker(kit, lab) {
 }
 
 export function scoresTable(body, caption) {
-  const scroller = el("div", "attn-lab__table-scroll");
-  scroller.tabIndex = 0;
-  scroller.setAttribute("role", "region");
-  scroller.setAttribute("aria-label", caption);
-  const table = el("table", "attn-lab__rows"); // a class: Material leaves it unwrapped
-  scroller.append(table);
-  body.append(scroller);
+  const table = dataTable({ label: caption });
+  body.append(table.root);
   function render(heads, chosen) {
-    const head = el("tr");
-    for (const h of ["Head", "Induction score", "Previous-token score"]) {
-      const th = el("th", null, h);
-      th.scope = "col";
-      head.append(th);
-    }
-    const thead = el("thead");
-    thead.append(head);
-    const tbody = el("tbody");
-    for (const h of heads) {
-      const tr = el("tr");
-      const isChosen = h.layer === chosen.layer && h.head === chosen.head;
-      const th = el("th", null, `layer ${h.layer}, head ${h.head}${isChosen ? " (shown)" : ""}`);
-      th.scope = "row";
-      tr.append(th, el("td", null, score(h.induction)), el("td", null, score(h.previous_token)));
-      if (isChosen) tr.className = "attn-induction__chosen";
-      tbody.append(tr);
-    }
-    table.replaceChildren(el("caption", null, caption), thead, tbody);
+    const isChosen = (h) => h.layer === chosen.layer && h.head === chosen.head;
+    const trs = table.fill({
+      caption,
+      columns: ["Head", "Induction score", "Previous-token score"],
+      rows: heads.map((h) => [
+        `layer ${h.layer}, head ${h.head}${isChosen(h) ? " (shown)" : ""}`,
+        score(h.induction),
+        score(h.previous_token),
+      ]),
+    });
+    heads.forEach((h, i) => {
+      if (isChosen(h)) trs[i].className = "attn-induction__chosen";
+    });
   }
   return { render };
 }

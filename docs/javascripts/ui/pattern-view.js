@@ -5,7 +5,19 @@
 //   view.render(result)      result: tokens, weights, logits | masked, ...
 //   view.destroy()           the heatmap stops watching the palette
 import { Heatmap } from "../renderers/heatmap.js";
+import { dataTable } from "./data-table.js";
 import { el } from "./dom.js";
+
+const COLUMNS = [
+  { text: "Query", title: "The query token (row of the heatmap)" },
+  { text: "Top key", title: "The key this query gives the most weight to" },
+  { text: "Weight", title: "That key's weight" },
+  { text: "Entropy", title: "Entropy of the row, in bits" },
+  {
+    text: "Max",
+    title: "The largest entropy possible for this row: log2 of the number of visible keys",
+  },
+];
 
 /** Masked entries: null in the build's JSON, -Infinity in results from the worker. */
 export const isMasked = (x) => x === null || x === undefined || !Number.isFinite(x);
@@ -35,31 +47,8 @@ export function patternView(body, { label }) {
 
   const details = el("details", "attn-lab__table");
   const summary = el("summary", null, "Show as a table: each query's top key and entropy (bits)");
-  const table = el("table", "attn-lab__rows"); // a class: Material leaves it unwrapped
-  const head = el("tr");
-  for (const [h, title] of [
-    ["Query", "The query token (row of the heatmap)"],
-    ["Top key", "The key this query gives the most weight to"],
-    ["Weight", "That key's weight"],
-    ["Entropy", "Entropy of the row, in bits"],
-    ["Max", "The largest entropy possible for this row: log2 of the number of visible keys"],
-  ]) {
-    const th = el("th", null, h);
-    th.title = title;
-    th.scope = "col";
-    head.append(th);
-  }
-  const thead = el("thead");
-  thead.append(head);
-  const tbody = el("tbody");
-  table.append(thead, tbody);
-  const scroller = el("div", "attn-lab__table-scroll");
-  // Scrollable on a phone, so it must take keyboard focus and have a name.
-  scroller.tabIndex = 0;
-  scroller.setAttribute("role", "region");
-  scroller.setAttribute("aria-label", "Table of each query's top key and entropy");
-  scroller.append(table);
-  details.append(summary, scroller);
+  const table = dataTable({ label: "Table of each query's top key and entropy" });
+  details.append(summary, table.root);
   body.append(figure, cellInfo, details);
 
   let result = null;
@@ -98,20 +87,19 @@ export function patternView(body, { label }) {
       masked: Array.from(res.weights, (row, q) => Array.from(row, (_, k) => masked(q, k))),
       rowNotes: res.top_key.map((k, q) => `→ ${kt[k]}${entropy(q)}`),
     });
-    const rows = t.map((token, q) => {
-      const tr = el("tr");
-      const k = res.top_key[q];
-      for (const v of [
-        token,
-        kt[k],
-        fmt(res.weights[q][k], 3),
-        known(res.entropy_bits, q) ? fmt(res.entropy_bits[q], 3) : "—",
-        known(res.max_entropy_bits, q) ? fmt(res.max_entropy_bits[q], 3) : "—",
-      ])
-        tr.append(el("td", null, String(v)));
-      return tr;
+    table.fill({
+      columns: COLUMNS,
+      rows: t.map((token, q) => {
+        const k = res.top_key[q];
+        return [
+          token,
+          kt[k],
+          fmt(res.weights[q][k], 3),
+          known(res.entropy_bits, q) ? fmt(res.entropy_bits[q], 3) : "—",
+          known(res.max_entropy_bits, q) ? fmt(res.max_entropy_bits[q], 3) : "—",
+        ];
+      }),
     });
-    tbody.replaceChildren(...rows);
     if (heatmap.selected) describe(...heatmap.selected);
   }
 

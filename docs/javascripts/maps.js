@@ -1,5 +1,7 @@
 /*
- * Loader of the precomputed real attention maps (docs/assets/attention/).
+ * The one reader of the attention-map format in the browser (its writer and Python reader:
+ * labs_py/attention_labs/maps.py): loads and checks the precomputed maps
+ * (docs/assets/attention/) and decodes a head's weights, for the explorer and the labs alike.
  *
  * loadIndex()                   -> the index (models, sentences, asset paths)
  * loadAsset(path)               -> one asset, e.g. "all-minilm-l6-v2/bank-river.json"
@@ -10,9 +12,9 @@
  * vendored from npm, loaded on first use) before anything uses it, and each head's byte count
  * is checked against seq_len. Failures reject with an AssetError whose message names the file
  * and what is wrong. Files are fetched once per page load (a Map of promises).
- * The decoding rule is documented in asset.schema.json and labs_py/attention_labs/real_maps.py.
+ * The decoding rule is documented in asset.schema.json and labs_py/attention_labs/maps.py.
  */
-import { loadScript, siteUrl } from "../runtime/site.js";
+import { loadScript, siteUrl } from "./runtime/site.js";
 
 export class AssetError extends Error {
   constructor(message) {
