@@ -3,7 +3,7 @@
 // between heads, Enter opens one.
 import { color } from "../../vendor/d3/d3.min.js";
 import { colour } from "../renderers/heatmap.js";
-import { el } from "../ui/dom.js";
+import { el, nextTask } from "../ui/dom.js";
 import { fmt, headList, kvGroup, modelLabel, STATS, select, statUnavailable } from "./parts.js";
 
 // Thumbnails are drawn in slices of about SLICE_MS, yielding to the browser between
@@ -11,8 +11,6 @@ import { fmt, headList, kvGroup, modelLabel, STATS, select, statUnavailable } fr
 // at once blocked the page for 230-690 ms at 4x CPU throttling (issue 24: no main-thread
 // task over 100 ms). The first slice is drawn at once, the rest as the page stays free.
 const SLICE_MS = 8;
-const nextTask = () =>
-  globalThis.scheduler?.yield ? scheduler.yield() : new Promise((r) => setTimeout(r, 0));
 
 // {href, layer, head}: the head to focus in a grid redrawn after Back (instant navigation
 // may draw a new map for the same address; it takes the focus over from the old one).
@@ -116,8 +114,19 @@ export class HeadGrid {
   render() {
     const map = this.map;
     const t0 = performance.now();
-    const token = ++this.drawToken; // a later render stops this one's slices
     const scale = map.state.exclude_first;
+    // The grid drawn last time, asked for again (Back from a head): only the tab stop moves.
+    const built = `${map.state.stat}|${map.state.order}|${scale}`;
+    if (this.builtFor?.cache === map.cache && this.builtFor.key === built) {
+      for (const b of this.grid.children)
+        b.tabIndex =
+          Number(b.dataset.layer) === map.state.layer && Number(b.dataset.head) === map.state.head
+            ? 0
+            : -1;
+      return;
+    }
+    this.builtFor = { cache: map.cache, key: built };
+    const token = ++this.drawToken; // a later render stops this one's slices
     if (this.drawnFor?.cache !== map.cache || this.drawnFor.scale !== scale) {
       this.drawn = new Map();
       this.drawnFor = { cache: map.cache, scale };

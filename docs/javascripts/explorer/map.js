@@ -401,14 +401,19 @@ export class AttentionMap {
     if (this.compareBox) this.compareBox.checked = Boolean(s.compare);
     for (const [view, b] of Object.entries(this.viewButtons))
       b.setAttribute("aria-pressed", String(view === s.view));
+    // From the grid to a head the page restyles and relays out: the panels draw after
+    // that frame, not inside this task (issue 24: no task over 100 ms).
+    const opening = s.view === "head" && this.shownView === "model";
+    this.shownView = s.view;
     this.modelView.hidden = s.view !== "model";
     this.headView.hidden = s.view !== "head";
     if (s.view === "model") this.gridView.render();
-    else this.renderHead();
+    else this.renderHead({ later: opening });
     this._writeUrl();
   }
 
-  renderHead() {
+  /** Show the head view's panels; `later`: draw their pictures after the next frame. */
+  renderHead({ later = false } = {}) {
     const t0 = performance.now();
     const s = this.state;
     // Columns first: each heatmap sizes its cells to the width it is given.
@@ -421,7 +426,7 @@ export class AttentionMap {
       this.comparePanel = null;
     }
     this.panels.classList.toggle("attn-map__panels--two", Boolean(s.compare));
-    this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first);
+    this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first, { later });
     if (this.comparePanel) {
       const other =
         this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache;
@@ -432,6 +437,7 @@ export class AttentionMap {
         s.compare.head,
         matchQuery(this.cache.asset, this.main.query, other.asset),
         s.exclude_first,
+        { later },
       );
     }
     this.recompute.show(this.cache.asset, s.layer, s.head);

@@ -122,6 +122,17 @@ export class Heatmap {
     this.draw();
   }
 
+  /** Blank the picture until the next setData; its size stays, so nothing on the page
+   * moves (a caller drawing after the next frame). */
+  clear() {
+    this.data = null;
+    const ctx = this.canvas.getContext("2d");
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    ctx.restore();
+  }
+
   /** Stop watching the palette (the canvas's own listeners go with the element). */
   destroy() {
     this.paletteObserver.disconnect();
