@@ -3,7 +3,7 @@
 // between heads, Enter opens one.
 import { color } from "../../vendor/d3/d3.min.js";
 import { colour } from "../renderers/heatmap.js";
-import { el, nextTask } from "../ui/dom.js";
+import { afterFrame, el, nextTask } from "../ui/dom.js";
 import { fmt, headList, kvGroup, modelLabel, STATS, select, statUnavailable } from "./parts.js";
 
 // Thumbnails are drawn in slices of about SLICE_MS, yielding to the browser between
@@ -205,8 +205,12 @@ export class HeadGrid {
       b.tabIndex = l === s.layer && h === s.head ? 0 : -1;
       b.addEventListener("click", () => {
         map.setState({ view: "head", layer: l, head: h, query: null });
-        // Keep the reader's place: focus moves to the head that opened.
-        map.main.heatmap.canvas.focus();
+        // Keep the reader's place: focus moves to the head that opened, once the page has
+        // drawn it (focusing at once forced the new view's styles and layout into this
+        // task: 50-200 ms at 4x CPU throttling).
+        afterFrame().then(() => {
+          if (map.state.view === "head") map.main.heatmap.canvas.focus();
+        });
       });
       b.addEventListener("focus", () => {
         this.focusIndex = i;

@@ -5,7 +5,7 @@
 // explorer page the state also lives in the address (url-state.js); in a lesson the map
 // loads as the reader gets near it. Nothing here computes attention.
 import { whenNear } from "../runtime/page.js";
-import { el } from "../ui/dom.js";
+import { el, nextTask } from "../ui/dom.js";
 import { loadAsset, loadIndex } from "../maps.js";
 import { HeadGrid, rememberFocus } from "./grid.js";
 import { HeadCache } from "./head-cache.js";
@@ -281,6 +281,9 @@ export class AttentionMap {
       asset = await loadAsset(assetPath(this.index, s.model, s.sentence));
       if (s.compare && s.compare.model !== s.model)
         compare = await loadAsset(assetPath(this.index, s.compare.model, s.sentence));
+      // The asset was parsed and checked in this task; the views draw in the next one
+      // (issue 24: no task over 100 ms).
+      await nextTask();
     } catch (err) {
       if (token !== this.loadToken || !this.root.isConnected) return;
       this.modelView.hidden = true;
