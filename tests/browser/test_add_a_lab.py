@@ -102,17 +102,13 @@ def copy_with_new_lab(tmp_path_factory):
         if entry.name != "labs":
             (vendor / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     env = dict(os.environ, PYTHONPATH=str(top / "labs_py"), NO_MKDOCS_2_WARNING="1")
-    for cmd in (
+    for cmd in (  # as `make wheel` and `make build` do, in the copy
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(vendor / "labs"), "."],
+        + ["-w", str(top / "build" / "labs-wheel"), "."],
+        [sys.executable, "-m", "build_scripts.vendor.labs_wheel", "build/labs-wheel"]
+        + [str(vendor / "labs")],
         [str(MKDOCS), "build", "--strict"],
     ):
-        if cmd[0] == str(MKDOCS):
-            # the notebooks' download installs the same pure-Python wheel from labs/py3/
-            # (build_scripts/hooks/notebooks.py); make wheel puts one there too
-            (vendor / "labs" / "py3").mkdir()
-            for wheel in (vendor / "labs").glob("attention_labs-*.whl"):
-                shutil.copy2(wheel, vendor / "labs" / "py3" / wheel.name)
         proc = subprocess.run(cmd, cwd=top, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return top, original

@@ -122,6 +122,21 @@ def lab_schema(name: str) -> list[dict[str, Any]]:
     return schema_as_json(get_lab(name).SCHEMA)
 
 
+def static_view(name: str, result: dict[str, Any], params: dict[str, Any]) -> list:
+    """What lab ``name`` shows of ``result`` (the JSON form, ``run_lab(...)["result"]``)
+    for its validated ``params`` without JavaScript: its module's
+    ``static_view(result, params)``, or
+    :func:`..static.default_view`. A list of :class:`..static.Table` and
+    :class:`..static.Text`; TypeError when a lab's ``static_view`` returns anything else."""
+    from .. import static
+
+    own = getattr(get_lab(name), "static_view", None)
+    parts = own(result, params) if callable(own) else static.default_view(result, params)
+    if not parts or not all(isinstance(p, static.Table | static.Text) for p in parts):
+        raise TypeError(f"labs/{name}.py: static_view must return a non-empty list of Table/Text")
+    return list(parts)
+
+
 def run_lab_json(name: str, params_json: str) -> str:
     """Entry point for the browser worker: JSON in, JSON out (:func:`..calls.answer_json`).
 

@@ -55,6 +55,7 @@ import numpy as np
 
 from ..attention import causal_mask, entropy_bits, padding_mask, sliding_window_mask, softmax
 from ..params import LabParameterError, Param
+from ..static import Table, Text, weights_table
 
 MAX_LEN = 64
 
@@ -282,3 +283,23 @@ def compute(params: dict) -> dict:
         "fill": fill,
         "mask": kind,
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the masked weights, and how many entries the mask keeps."""
+    masked = [[x is None for x in row] for row in result["logits"]]
+    when = "before" if result["apply"] == "before" else "after"
+    caption = (
+        f"Weights with the {result['mask']} mask applied {when} the softmax: one row per "
+        "query, one column per key; — is a masked entry."
+    )
+    c = result["counts"]
+    return [
+        weights_table(
+            caption, result["tokens"], result["tokens"], result["weights"], masked=masked
+        ),  # fmt: skip
+        Text(
+            f"The mask keeps {c['kept']} of the {c['total']} entries and blocks "
+            f"{c['masked']} ({c['blocked_percent']:.1f}%)."
+        ),
+    ]
