@@ -392,3 +392,19 @@ def test_bad_new_parameters_name_the_parameter(params, param, words):
     with pytest.raises(LabParameterError) as info:
         run_lab(LAB, params)
     assert info.value.param == param and words in str(info.value)
+
+
+def test_the_static_view_names_the_empty_rows_and_shows_the_three_fills():
+    from attention_labs.labs import static_view
+    from attention_labs.static import Table, Text
+
+    params = {"mask": "causal_padding", "pad_side": "start", "fill": "neg_inf"}
+    out = run_lab(LAB, params)
+    parts = static_view(LAB, out["result"], out["params"])
+    weights, counts, says, fills = parts
+    assert isinstance(weights, Table) and isinstance(fills, Table) and isinstance(says, Text)
+    assert weights.rows[0][1] == [None] * 8  # a NaN row is shown masked, not as zeros
+    assert "Queries 1, 2 may see no key" in says.text
+    assert [r[0] for r in fills.rows][0] == "−∞, plain softmax" and fills.rows[0][1][0] == "NaN"
+    assert fills.rows[1][1] == pytest.approx([0.125] * 8)
+    assert len(static_view(LAB, result(), run_lab(LAB)["params"])) == 2  # no empty row: no table

@@ -32,6 +32,7 @@ from .. import maps
 from ..attention import softmax
 from ..models import induction
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 DEFAULT = list("QWERTYUIOPQWERTYUIOP")  # a stretch of ten letters, written twice
 HEADS = ((0, 0), (0, 1), (1, 0), (1, 1))  # (layer, head) of the model's four heads
@@ -167,3 +168,55 @@ def compute(params: dict) -> dict:
         "chance_loss": math.log(vocab),
         "single": [dict(s) for s in single],
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: what the model does with the chosen heads off, every head's
+    scores, and each head removed alone."""
+    off = [f"layer {h['layer']}, head {h['head']}" for h in result["heads"] if h["off"]]
+    who = f"With {' and '.join(off)} switched off" if off else "With every head on"
+    pct = lambda x: "—" if x is None else f"{100 * x:.0f}%"  # noqa: E731
+    parts = []
+    if result["copy_accuracy"] is not None:
+        parts.append(
+            Text(
+                f"{who}, the model continues the repeat right {pct(result['copy_accuracy'])} "
+                f"of the time (intact: {pct(result['intact']['copy_accuracy'])}), with a loss "
+                f"of {result['loss']:.2f} nats on those letters (a uniform guess: "
+                f"{result['chance_loss']:.2f})."
+            )
+        )
+    parts.append(
+        Table(
+            "Every head: switched off or not, its induction and previous-token scores, and "
+            "the largest change of its weights from the intact model.",
+            ("Head", "Off", "Induction", "Previous token", "Largest change"),
+            [
+                (
+                    f"layer {h['layer']}, head {h['head']}",
+                    (
+                        "yes" if h["off"] else "no",
+                        h["induction"],
+                        h["previous_token"],
+                        h["changed"],
+                    ),
+                )
+                for h in result["heads"]
+            ],
+            digits=2,
+        )
+    )
+    parts.append(
+        Table(
+            "Each head removed alone (the others on): how often the model continues the "
+            "repeat right, and its loss in nats.",
+            ("Removed", "Continues right", "Loss (nats)"),
+            [("none (intact)", (pct(result["intact"]["copy_accuracy"]), result["intact"]["loss"]))]
+            + [
+                (f"layer {s['layer']}, head {s['head']}", (pct(s["copy_accuracy"]), s["loss"]))
+                for s in result["single"]
+            ],
+            digits=2,
+        )
+    )
+    return parts

@@ -286,15 +286,17 @@ def compute(params: dict) -> dict:
 
 
 def static_view(result: dict, params: dict) -> list[Table | Text]:
-    """Without JavaScript: the masked weights, and how many entries the mask keeps."""
-    masked = [[x is None for x in row] for row in result["logits"]]
+    """Without JavaScript: the masked weights, how many entries the mask keeps and, when a
+    query sees no key, that row under the three fills side by side."""
+    nan = set(result["nan_rows"])
+    masked = [[x is None or q in nan for x in row] for q, row in enumerate(result["logits"])]
     when = "before" if result["apply"] == "before" else "after"
     caption = (
         f"Weights with the {result['mask']} mask applied {when} the softmax: one row per "
         "query, one column per key; — is a masked entry."
     )
     c = result["counts"]
-    return [
+    parts = [
         weights_table(
             caption, result["tokens"], result["tokens"], result["weights"], masked=masked
         ),  # fmt: skip
@@ -303,3 +305,28 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
             f"{c['masked']} ({c['blocked_percent']:.1f}%)."
         ),
     ]
+    cmp = result["fill_compare"]
+    if cmp["row"] is not None:
+        tokens, q = result["tokens"], cmp["row"]
+        empty = ", ".join(str(e + 1) for e in result["empty_rows"])
+        parts.append(
+            Text(
+                f"Queries {empty} may see no key. Query {q + 1}'s weights under the three ways "
+                "of filling a hidden score: −∞ with a plain softmax gives NaN (0/0), −10⁹ a "
+                "uniform row over every key, and this site's softmax a row of zeros."
+            )
+        )
+        rows = [
+            ("−∞, plain softmax", ["NaN"] * len(tokens)),
+            ("−10⁹, plain softmax", list(cmp["neg_1e9"])),
+            ("−∞, an empty row gives 0s (this site)", list(cmp["skip"])),
+        ]
+        parts.append(
+            Table(
+                f"Query {q + 1} ({tokens[q]}), which may see no key: its weights per fill.",
+                ("Hidden score", *tokens),
+                rows,
+                digits=3,
+            )
+        )
+    return parts

@@ -33,6 +33,7 @@ import numpy as np
 from ..attention import causal_mask, softmax
 from ..maps import decode_vectors, pack_vectors
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 MAX_SEQ_LEN = 64  # the asset format's cap
 MAX_D_HEAD = 64  # SmolLM2: 64, MiniLM: 32
@@ -221,3 +222,24 @@ def compute(params: dict) -> dict:
         "top_key": int(np.argmax(weights)),
         "score_range": [float(S[visible].min()), float(S[visible].max())],
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the picked query's score with every key, and its weights."""
+    tokens, q = result["tokens"], result["query"]
+    rows = [
+        (f"{t} ({j})", (result["scores"][j], result["weights"][j])) for j, t in enumerate(tokens)
+    ]
+    lo, hi = result["score_range"]
+    caption = (
+        f"A trained head, {result['labels'][result['pick']]}: the query of “{tokens[q]}” "
+        f"({q}), its score q · k with every key, and the weights (softmax of the scores "
+        f"divided by sqrt({result['d_head']}))."
+    )
+    return [
+        Table(caption, ("Key", "Score", "Weight"), rows, digits=3),
+        Text(
+            f"It attends most to “{tokens[result['top_key']]}” ({result['top_key']}). Over the "
+            f"whole grid this head's scores run from {lo:.1f} to {hi:.1f}."
+        ),
+    ]
