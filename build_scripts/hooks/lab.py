@@ -13,6 +13,11 @@ CPython with the same ``attention_labs`` code the browser runs, and replaced by 
 result, so the page shows the result before any Python loads in the browser. Inside it,
 the same result as static HTML (hooks/lab_static.py) for a reader without JavaScript; the
 lab controller replaces it when the widget mounts.
+
+A lab whose parameters come from a committed file (the real_scores lab: a real head's
+queries and keys, from its asset under docs/assets/attention/) defines
+``fence_params(params, docs) -> params``; it is called here first, with the build's docs
+folder, and what it returns is validated and becomes the placeholder's parameters.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import html
 
 import yaml
-from attention_labs.labs import LabParameterError, lab_schema, run_lab
+from attention_labs.labs import LabParameterError, get_lab, lab_schema, run_lab
 
 from .lab_static import static_html
 from .runtime import data_attribute
@@ -74,6 +79,9 @@ def render(fence: Fence, page: Page) -> str:
         raise LabFenceError(f"{where}: lab fence is never closed (add a line with ```)")
     name, params = parse_fence(fence.body, where)
     try:
+        fill = getattr(get_lab(name), "fence_params", None)  # parameters from committed files
+        if fill is not None:
+            params = fill(params, page.build.docs)
         out = run_lab(name, params)
     except LabParameterError as err:
         raise LabFenceError(f"{where}: {err}") from None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from attention_labs.labs import lab_names, run_lab, static_view
+from attention_labs.labs import get_lab, lab_names, run_lab, static_view
 from attention_labs.static import MAX_SIDE, Table, Text, default_view, spread, weights_table
 from helpers import ROOT, site_markdown
 
@@ -34,7 +34,11 @@ FENCES = lesson_fences()
 
 
 def markup_of(name, params=None):
-    out = run_lab(name, FENCES.get(name, {}) if params is None else params)
+    params = FENCES.get(name, {}) if params is None else params
+    fill = getattr(get_lab(name), "fence_params", None)  # as the build fills a fence
+    if fill is not None:
+        params = fill(params, ROOT / "docs")
+    out = run_lab(name, params)
     return "\n".join(lab_static.static_html(name, out)), out
 
 

@@ -102,9 +102,12 @@ def run_lab(name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with numpy arrays and scalars turned into lists and Python numbers."""
+    """``value`` with numpy arrays and scalars turned into lists and Python numbers, inside
+    dicts and lists too (e.g. a list of heads, each with its weights)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f" and not np.isfinite(value).all():
             return np.where(np.isfinite(value), value, None).tolist()
