@@ -10,7 +10,14 @@ A fence such as
 is parsed as YAML, validated against the lab's parameter schema, computed once here in
 CPython with the same ``attention_labs`` code the browser runs, and replaced by a
 ``<div class="attn-lab" data-config="...">`` holding the parameters and that initial
-result, so the page shows the result before any Python loads in the browser.
+result, so the page shows the result before any Python loads in the browser. Inside it,
+the same result as static HTML (hooks/lab_static.py) for a reader without JavaScript; the
+lab controller replaces it when the widget mounts.
+
+A lab whose parameters come from a committed file (the real_scores lab: a real head's
+queries and keys, from its asset under docs/assets/attention/) defines
+``fence_params(params, docs) -> params``; it is called here first, with the build's docs
+folder, and what it returns is validated and becomes the placeholder's parameters.
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ from __future__ import annotations
 import html
 
 import yaml
-from attention_labs.labs import LabParameterError, lab_schema, run_lab
+from attention_labs.labs import LabParameterError, get_lab, lab_schema, run_lab
 
+from .lab_static import static_html
 from .runtime import data_attribute
 from .scanner import Fence, FenceError, Page
 
@@ -46,7 +54,8 @@ def parse_fence(body: str, where: str) -> tuple[str, dict]:
 
 def placeholder(name: str, out: dict, indent: str, runtime: dict | None = None) -> str:
     """The HTML that replaces a fence: parameters, schema and initial result as JSON, and
-    the build's ``runtime`` (hooks/runtime.py: where the browser finds Python)."""
+    the build's ``runtime`` (hooks/runtime.py: where the browser finds Python); inside it,
+    the initial result as static HTML (hooks/lab_static.py)."""
     payload = {
         "lab": name,
         "params": out["params"],
@@ -58,8 +67,7 @@ def placeholder(name: str, out: dict, indent: str, runtime: dict | None = None) 
     lines = [
         f'<div class="attn-lab" data-lab="{html.escape(name)}" role="group" aria-label="{label}" '
         f'data-config="{data_attribute(payload)}">',
-        '<p class="attn-lab-noscript">This lab needs JavaScript; its first result is '
-        "computed when the page loads.</p>",
+        *static_html(name, out),
         "</div>",
     ]
     return "\n".join(indent + line for line in lines)
@@ -71,6 +79,9 @@ def render(fence: Fence, page: Page) -> str:
         raise LabFenceError(f"{where}: lab fence is never closed (add a line with ```)")
     name, params = parse_fence(fence.body, where)
     try:
+        fill = getattr(get_lab(name), "fence_params", None)  # parameters from committed files
+        if fill is not None:
+            params = fill(params, page.build.docs)
         out = run_lab(name, params)
     except LabParameterError as err:
         raise LabFenceError(f"{where}: {err}") from None

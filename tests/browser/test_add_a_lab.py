@@ -104,13 +104,11 @@ def copy_with_new_lab(tmp_path_factory):
         if entry.name != "labs":
             (vendor / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
     env = dict(os.environ, PYTHONPATH=str(top / "labs_py"), NO_MKDOCS_2_WARNING="1")
-    # the copy's labs wheel with its sources: the browser's, and in py3/ the notebooks'
-    pip_out = top / "build" / "labs-wheel"
-    for cmd in (
+    for cmd in (  # as `make wheel` and `make build` do, in the copy
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(pip_out), "."],
-        [sys.executable, "-m", "build_scripts.vendor.labs_wheel", "--sources-only"]
-        + [str(pip_out), str(vendor / "labs")],
+        + ["-w", str(top / "build" / "labs-wheel"), "."],
+        [sys.executable, "-m", "build_scripts.vendor.labs_wheel", "build/labs-wheel"]
+        + [str(vendor / "labs")],
         [str(MKDOCS), "build", "--strict"],
     ):
         proc = subprocess.run(cmd, cwd=top, env=env, capture_output=True, text=True, timeout=300)

@@ -194,7 +194,9 @@ def test_keyboard_reaches_every_head_and_enter_opens_it(recorded):
     page.keyboard.press("ArrowUp")
     page.keyboard.press("Enter")
     assert map_state(page)["view"] == "head"
-    # focus follows: the opened head's heatmap, named after the model, layer and head
+    # focus follows, once the head is drawn: the opened head's heatmap, named after the
+    # model, layer and head
+    page.wait_for_function("() => document.activeElement?.classList.contains('attn-heatmap')")
     focused = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
     assert focused.startswith(
         f"Attention weights of all-MiniLM-L6-v2, layer {n_layers - 2}, head {n_heads - 1}"

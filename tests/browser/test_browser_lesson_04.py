@@ -34,7 +34,12 @@ def assert_same_as_cpython(got):
     assert res["counts"] == expected["counts"]
     assert res["cost"] == expected["cost"]
     np.testing.assert_allclose(res["weights"], expected["weights"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(res["row_sums"], expected["row_sums"], rtol=0, atol=1e-12)
+    assert [s is None for s in res["row_sums"]] == [s is None for s in expected["row_sums"]]
+    np.testing.assert_allclose(
+        [s or 0 for s in res["row_sums"]], [s or 0 for s in expected["row_sums"]], atol=1e-12
+    )
+    assert (res["empty_rows"], res["nan_rows"]) == (expected["empty_rows"], expected["nan_rows"])
+    assert res["row_notes"] == expected["row_notes"]
     assert res["logits"] == [
         [v if v is None else pytest.approx(v, abs=1e-12) for v in row] for row in expected["logits"]
     ]
@@ -109,8 +114,10 @@ def test_each_control_recomputes_in_pyodide_equal_to_cpython(lesson):
         "spread": 0.5,
         "mask": "sliding_window",
         "pad": 3,
+        "pad_side": "end",
         "window": 2,
         "apply": "after",
+        "fill": "skip",
         "seed": 0,
     }
     assert "The sliding window, applied after softmax: keeps 39 of 400 entries" in summary(page)
@@ -148,4 +155,60 @@ def test_one_row_summing_to_one_is_said_in_the_singular(lesson):
     assert got["params"]["apply"] == "after" and got["params"]["mask"] == "causal"
     assert_same_as_cpython(got)
     assert "1 of 8 rows sums to 1; the others sum to between" in summary(page)
+    assert lesson.errors == []
+
+
+def test_causal_and_left_padding_show_empty_rows_three_ways(lesson):
+    """Causal + padding with the padding at the start: the first rows see nothing; each fill
+    recomputes equal to CPython, the NaN rows are named (never drawn as numbers) and the
+    table shows the first empty row under the three fills side by side."""
+    page = lesson.page
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    fill_box = page.locator(f"{LAB} select[id$='-fill']")
+    wanted = {"apply": "before", "mask": "causal_padding", "pad_side": "start", "fill": "skip"}
+    for control, value in wanted.items():  # whatever the earlier tests left
+        if state(page)["params"][control] != value:
+            runs = state(page)["runs"]
+            page.select_option(f"{LAB} select[id$='-{control}']", value)
+            wait_for_runs(page, runs + 1)
+    if state(page)["params"]["seq_len"] != 8:
+        runs = state(page)["runs"]
+        box = page.locator(f"{LAB} input[id$='-seq_len']")
+        box.fill("8")
+        box.press("Enter")
+        wait_for_runs(page, runs + 1)
+    assert fill_box.is_visible()
+    runs = state(page)["runs"]
+    got = state(page)
+    assert_same_as_cpython(got)
+    pads = got["params"]["pad"]
+    assert got["result"]["empty_rows"] == list(range(pads))
+    assert got["result"]["tokens"][:pads] == ["PAD"] * pads
+    fills = page.locator(f"{LAB} .attn-masking__fills")
+    assert fills.is_visible()
+    assert (
+        f"{pads} rows see no key at all" in page.locator(f"{LAB} .attn-masking__empty").inner_text()
+    )
+    rows = fills.locator("tbody tr").all_inner_texts()
+    assert rows[0].startswith("−∞, plain softmax") and rows[0].count("NaN") == 9  # 8 keys + sum
+    assert rows[1].startswith("−10⁹") and rows[1].count("0.125") == 8 and "1.000" in rows[1]
+    assert rows[2].startswith("−∞, an empty row gives 0s") and rows[2].count("0.000") == 9
+    page.select_option(f"{LAB} select[id$='-fill']", "neg_inf")
+    wait_for_runs(page, runs + 1)
+    got = state(page)
+    assert_same_as_cpython(got)
+    assert got["result"]["nan_rows"] == list(range(pads))
+    assert f"{pads} rows are NaN (0/0), shown blank" in summary(page)
+    table = page.locator(f"{LAB} .attn-lab__table tbody tr").first.text_content()
+    assert "NaN (0/0)" in table
+    page.select_option(f"{LAB} select[id$='-fill']", "neg_1e9")
+    wait_for_runs(page, runs + 2)
+    got = state(page)
+    assert_same_as_cpython(got)
+    assert got["result"]["weights"][0] == [0.125] * 8
+    assert "every row sums to 1" in summary(page)
+    # after softmax nothing is filled: the choice is hidden
+    page.select_option(f"{LAB} select[id$='-apply']", "after")
+    wait_for_runs(page, runs + 3)
+    assert fill_box.is_hidden()
     assert lesson.errors == []

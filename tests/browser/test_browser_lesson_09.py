@@ -106,6 +106,59 @@ def test_cache_size_controls_recompute_equal_to_cpython(page):
     assert "GPT-2 small's context is at most 1,024 tokens" in p.locator(SIZE).inner_text()
 
 
+def test_cache_size_mistral_window_and_a_model_of_your_own(page):
+    """Issue 24: Mistral-7B starts with its sliding window, which caps the cache at
+    min(seq_len, window) tokens in the formula; a window under 1 and an n_kv_heads that
+    does not divide your own model's n_heads are named; typing a field makes your own model."""
+    p = page.page
+    p.locator(SIZE).scroll_into_view_if_needed()
+    runs = lab_state(p, "cache_size")["runs"] + 1
+    p.select_option(f"{SIZE} select[id$='-dtype']", "fp16")
+    wait_for_runs(p, "cache_size", runs)
+    p.select_option(f"{SIZE} select[id$='-preset']", "mistral-7b")
+    wait_for_runs(p, "cache_size", runs + 1)
+    got = assert_same_as_cpython(p, "cache_size")
+    assert got["params"]["sliding"] is True and got["params"]["window"] == 4096
+    assert (got["params"]["sharing"], got["params"]["n_kv_heads"]) == ("gqa", 8)
+    assert p.is_checked(f"{SIZE} input[id$='-sliding']")
+    p.fill(f"{SIZE} input[id$='-seq_len']", "32768")
+    p.locator(f"{SIZE} input[id$='-seq_len']").press("Enter")
+    wait_for_runs(p, "cache_size", runs + 2)
+    got = assert_same_as_cpython(p, "cache_size")
+    assert got["result"]["cached_tokens"] == 4096
+    formula = p.locator(f"{SIZE} .attn-lab__summary").inner_text()
+    assert formula == (
+        "2 × 32 layers × 8 key/value heads × 128 (d_head) × min(32,768, window 4,096) = "
+        "4,096 tokens × 2 bytes = 536,870,912 bytes ≈ 537 MB"
+    )
+    text = p.locator(SIZE).inner_text()
+    assert "The sliding window of 4,096 tokens caps the cache" in text
+    assert "as published uses GQA with 8 key/value heads and a sliding window of 4,096" in text
+    p.uncheck(f"{SIZE} input[id$='-sliding']")  # the full cache: 8 times more
+    wait_for_runs(p, "cache_size", runs + 3)
+    got = assert_same_as_cpython(p, "cache_size")
+    assert got["result"]["readable"] == "4.29 GB"
+    assert p.locator(f"{SIZE} input[id$='-window']").is_disabled()
+    p.check(f"{SIZE} input[id$='-sliding']")
+    wait_for_runs(p, "cache_size", runs + 4)
+    p.fill(f"{SIZE} input[id$='-window']", "0")
+    p.locator(f"{SIZE} input[id$='-window']").press("Enter")
+    error = p.locator(f"{SIZE} .attn-lab__error")
+    assert error.inner_text() == "window must be a whole number from 1 to 524288, got 0"
+    assert p.get_attribute(f"{SIZE} input[id$='-window']", "aria-invalid") == "true"
+    # your own model: typing n_heads switches to it, n_kv_heads kept a divisor
+    p.fill(f"{SIZE} input[id$='-n_heads']", "12")
+    p.locator(f"{SIZE} input[id$='-n_heads']").press("Enter")
+    wait_for_runs(p, "cache_size", runs + 5)
+    got = assert_same_as_cpython(p, "cache_size")
+    assert got["params"]["preset"] == "custom" and got["params"]["n_heads"] == 12
+    assert got["params"]["n_layers"] == 32 and got["params"]["d_head"] == 128  # from Mistral
+    assert got["params"]["n_kv_heads"] == 6  # the largest divisor of 12 not above 8
+    assert p.locator(f"{SIZE} select[id$='-preset']").input_value() == "custom"
+    assert "Your own model, GQA" in p.locator(SIZE).inner_text()
+    assert error.is_hidden()
+
+
 def test_cache_by_hand_accepts_thousands_separators(page):
     # Whole numbers with thousands commas are read as such ("0,707" elsewhere stays a
     # decimal comma: test_browser_cells.py); the hint for an unreadable box fits whole answers.

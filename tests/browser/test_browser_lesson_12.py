@@ -14,11 +14,12 @@ from lab_pages import lab as sel
 LESSON = "lessons/12-real-heads/"
 TRAINING = sel("induction_training")
 MODEL = sel("induction_model")
+REMOVAL = sel("head_removal")
 
 
 @pytest.fixture(scope="module")
 def lesson(browser, server):
-    yield from open_lesson(browser, server, LESSON, [TRAINING, MODEL])
+    yield from open_lesson(browser, server, LESSON, [TRAINING, MODEL, REMOVAL])
 
 
 def state(page, name):
@@ -104,4 +105,64 @@ def test_model_lab_takes_typed_letters_a_switch_and_names_bad_input(lesson):
     page.wait_for_selector(f"{MODEL} .attn-lab__error:visible", timeout=PYTHON_TIMEOUT_MS)
     assert "only the letters A to Z" in page.locator(f"{MODEL} .attn-lab__error").inner_text()
     assert state(page, MODEL)["result"]["tokens"] == list("ABCDEFABCDEF")
+    assert lesson.errors == []
+
+
+def assert_removal_same_as_cpython(got):
+    expected = run_lab("head_removal", got["params"])["result"]
+    res = got["result"]
+    assert set(res) == set(expected)
+    for h, e in zip(res["heads"], expected["heads"], strict=True):
+        assert (h["layer"], h["head"], h["off"]) == (e["layer"], e["head"], e["off"])
+        np.testing.assert_allclose(h["weights"], e["weights"], atol=1e-9)
+        for k in ("induction", "previous_token", "changed"):
+            assert (e[k] is None and h[k] is None) or abs(h[k] - e[k]) < 1e-9, k
+    for key in ("tokens", "predicted", "knowable", "masked"):
+        assert res[key] == expected[key], key
+    for key in ("copy_accuracy", "loss", "chance_loss"):
+        assert (expected[key] is None and res[key] is None) or abs(res[key] - expected[key]) < 1e-9
+    assert [p is None for p in res["p_right"]] == [p is None for p in expected["p_right"]]
+    for s_got, s_want in zip(
+        res["single"] + [res["intact"]], expected["single"] + [expected["intact"]], strict=True
+    ):
+        assert s_got == pytest.approx(s_want, abs=1e-9)
+
+
+def test_removal_lab_is_drawn_from_the_build_and_its_switches_recompute(lesson):
+    """The four heads' maps and switches, the build's result before Python; switching the
+    previous-token head off recomputes in Pyodide what CPython computes, moves the layer-1
+    maps and says what the model lost."""
+    page = lesson.page
+    got = state(page, REMOVAL)
+    assert got["runs"] == 0
+    assert_removal_same_as_cpython(got)
+    assert page.locator(f"{REMOVAL} canvas.attn-heatmap").count() == 4
+    assert page.locator(f"{REMOVAL} input[type=checkbox]").count() == 4
+    readout = page.locator(f"{REMOVAL} .attn-removal__readout")
+    assert readout.inner_text().startswith(
+        "With every head on, the model continues the repeat right 78%"
+    )
+    tables = page.locator(f"{REMOVAL} table")
+    assert tables.count() == 3
+    alone = tables.nth(2).inner_text()
+    assert "layer 0, head 0\t11%\t3.40" in alone and "none (intact)\t78%\t0.82" in alone
+    page.locator(REMOVAL).scroll_into_view_if_needed()
+    page.locator(f"{REMOVAL} input[id$='-off_l0h0']").check()
+    wait_for_runs(page, REMOVAL, 1)
+    got = state(page, REMOVAL)
+    assert got["params"]["off_l0h0"] is True
+    assert_removal_same_as_cpython(got)
+    text = readout.inner_text()
+    assert text.startswith(
+        "With layer 0, head 0 switched off, the model continues the repeat right 11%"
+    )
+    captions = page.locator(f"{REMOVAL} figcaption").all_inner_texts()
+    assert "(off: output removed)" in captions[0] and "unchanged" in captions[0]
+    assert "moved by up to 0.92" in captions[2]
+    # a letter that is not one: the lab names it and keeps its picture
+    box = page.locator(f"{REMOVAL} input[id$='-tokens']")
+    box.fill("abc!")
+    box.press("Enter")
+    page.wait_for_selector(f"{REMOVAL} .attn-lab__error:visible", timeout=PYTHON_TIMEOUT_MS)
+    assert "only the letters A to Z" in page.locator(f"{REMOVAL} .attn-lab__error").inner_text()
     assert lesson.errors == []

@@ -310,6 +310,28 @@ def test_bad_parameter_value_names_the_parameter():
     assert message.startswith("docs/lessons/x.md:1: causal must be true or false")
 
 
+def test_a_lab_with_fence_params_is_filled_from_committed_files_before_it_is_checked():
+    """real_scores names an asset; the build fills in its tokens, queries and keys
+    (labs/real_scores.py fence_params) and the placeholder carries them."""
+    from attention_labs.labs import real_scores
+
+    text = "```lab\nlab: real_scores\nmodel: all-minilm-l6-v2\nsentence: mole-animal\nquery: 3\n```"
+    (payload,) = payloads(render_lab_fences(text, "lessons/x.md"))
+    want = real_scores.fence_params(
+        {"model": "all-minilm-l6-v2", "sentence": "mole-animal", "query": 3}, ROOT / "docs"
+    )
+    assert payload["params"] == run_lab("real_scores", want)["params"]
+    assert payload["params"]["tokens"][3] == "dug" and payload["params"]["q"]
+    assert payload["initial"]["result"]["tokens"][payload["initial"]["result"]["top_key"]] == "mole"
+
+
+def test_a_fence_naming_a_missing_asset_fails_with_file_and_line():
+    message = fence_error(
+        "Text.\n\n```lab\nlab: real_scores\nmodel: all-minilm-l6-v2\nsentence: nope\n```"
+    )
+    assert message.startswith("docs/lessons/x.md:3: ") and "no asset nope.json" in message
+
+
 def test_unclosed_fence_fails_with_file_and_line():
     message = fence_error(BAD_FENCE_PREFIX + "```lab\nlab: attention_pattern\n\nMore text.\n")
     assert message.startswith("docs/lessons/x.md:5: ")

@@ -315,3 +315,101 @@ def test_the_unscaled_comparison_does_not_contradict_the_geometry_lab():
     claim(f"the geometry lab's key 1 took {g['weights'][0]:.2f} in two dimensions because its")
     claim("arrows are long")
     claim("each score adds up `d_head` products; the division undoes that growth")
+
+
+# ----------------------------------------------------------------------------
+# the note on normalisation
+
+
+def test_the_normalisation_note_says_where_the_norm_sits_and_its_numbers_are_torchs():
+    """LayerNorm and RMSNorm of the note's vector, against PyTorch's (the learned weights
+    left at 1 and 0); GPT-2 and Llama normalise a layer's input, before W_Q, W_K, W_V."""
+    import torch
+    import torch.nn.functional as F
+    from attention_labs.examples import layer_norm, rms_norm
+
+    x = np.array([2.0, 4.0, 6.0, 8.0])
+    ln, rms = layer_norm(x), rms_norm(x)
+    t = torch.tensor(x)
+    np.testing.assert_allclose(ln, F.layer_norm(t, (4,), eps=1e-5).numpy(), atol=1e-12)
+    np.testing.assert_allclose(rms, F.rms_norm(t, (4,), eps=1e-6).numpy(), atol=1e-12)
+    assert abs(ln.mean()) < 1e-12 and abs(ln.std() - 1) < 1e-5  # mean 0, spread 1
+    assert abs(np.sqrt((rms**2).mean()) - 1) < 1e-6  # root mean square 1
+    fmt = lambda v: ", ".join(f"{a:.3f}" for a in v)  # noqa: E731
+    claim(
+        f"the vector \\((2, 4, 6, 8)\\) becomes \\(({fmt(ln)})\\) under LayerNorm and "
+        f"\\(({fmt(rms)})\\) under RMSNorm."
+    )
+    claim("In GPT-2 and in Llama, \\(x_i\\) is not the raw residual stream")
+    claim("\\(Q = X W_Q\\), \\(K = X W_K\\) (and the values")
+    claim("This placement, before the attention, is called *pre-LN*")
+    claim("normalise *after* adding each layer's update instead (*post-LN*)")
+    # MiniLM is the post-LN BERT architecture (its forward pass says so)
+    from attention_labs.models import minilm
+
+    assert "post-LN" in minilm.__doc__
+    assert "(07-counting-parameters.md)" in SOURCE
+    for source in ("Layer Normalization", "Root Mean Square Layer Normalization", "LLaMA"):
+        assert source in SOURCE[SOURCE.index("## Sources") :]
+
+
+# ----------------------------------------------------------------------------
+# a trained head's scores (the real_scores lab)
+
+
+def trained(**changes):
+    from attention_labs.labs import real_scores
+
+    fence = fence_params("real_scores")
+    return run_lab("real_scores", real_scores.fence_params({**fence, **changes}, ROOT / "docs"))[
+        "result"
+    ]
+
+
+def test_the_trained_head_lab_opens_on_the_previous_token_head_and_dug():
+    fence = fence_params("real_scores")
+    assert fence == {"model": "all-minilm-l6-v2", "sentence": "mole-animal", "query": 3}
+    res = trained()
+    t, q, top = res["tokens"], res["query"], res["top_key"]
+    assert res["labels"][res["pick"]] == "layer 0, head 2: highest previous-token score"
+    assert (t[q], t[top], top) == ("dug", "mole", q - 1)
+    second = int(np.argsort(res["scores"])[-2])
+    claim(
+        f"The query of *dug* scores {res['scores'][top]:.1f} with the key of *mole*, the token "
+        f"just before it, and the runner-up, *{t[second]}*, scores {res['scores'][second]:.1f}: "
+        f"*mole* gets {res['weights'][top]:.3f} of the weight."
+    )
+    claim("The lab opens on the head listed first, layer 0, head 2, and on the query *dug*.")
+    claim("(6 layers of 12 heads, `d_head` = 32)")
+
+
+def test_every_token_after_cls_scores_the_one_before_it_highest():
+    n = len(trained()["tokens"])
+    tops = [trained(query=q)["top_key"] for q in range(1, n)]
+    assert tops == list(range(n - 1))
+    claim(f"for {n - 1} of the {n - 1} tokens after `[CLS]`, the top key is the token just before.")
+
+
+def test_trained_scores_are_far_larger_than_the_random_heads():
+    res = trained()
+    lo, hi = res["score_range"]
+    S = np.array(run_lab("query_picker", fence_params("query_picker"))["result"]["S"])
+    assert hi - lo > 10 * (S.max() - S.min())
+    m = lambda x: f"{x:.0f}".replace("-", "\u2212")  # noqa: E731
+    claim(
+        f"Over the whole grid they run from {m(lo)} to {m(hi)}, against {m(S.min())} to "
+        f"{m(S.max())} for the random head above."
+    )
+
+
+def test_the_first_token_head_tops_on_cls_for_every_query():
+    res = trained()
+    pick = next(i for i, label in enumerate(res["labels"]) if "first-token" in label)
+    assert res["labels"][pick].startswith("layer 4, head 5:")
+    n = len(res["tokens"])
+    on_cls = [trained(pick=pick, query=q)["top_key"] == 0 for q in range(n)]
+    assert all(on_cls)
+    claim(
+        f"Pick another trained head, *layer 4, head 5*: for {n} of the {n} queries its top key "
+        "is `[CLS]`, whatever the query."
+    )

@@ -545,3 +545,12 @@ def test_one_name_per_thing_and_the_jacobian_is_not_called_the_gradient():
         "\\(\\log_2 \\text{seq\\_len}\\) bits, when the weight is spread evenly over all `seq_len`"
     )
     assert "\\log_2 n" not in TEXT
+
+
+def test_the_real_head_is_not_called_important_and_lesson_12_is_named():
+    claim("A weight this large says where the query *looks*. It does not say that the token")
+    claim("for instance by removing the head and measuring what is lost.")
+    assert "(12-real-heads.md#a-high-weight-is-not-the-same-as-importance)" in SOURCE
+    sources = SOURCE[SOURCE.index("## Sources") :]
+    assert "Attention is not Explanation" in sources
+    assert "Attention is not not Explanation" in sources

@@ -255,6 +255,69 @@ def test_sliding_window_view_and_cost():
     assert causal_cost["kept"] == [n * (n + 1) // 2 for n in causal_cost["lengths"]]
 
 
+def test_causal_and_padding_together_and_a_row_with_nothing_to_see_in_the_lab():
+    """ "Causal + padding" in "Things to try": right padding leaves no empty row, left
+    padding empties the first `pad` rows, which are zeros here, NaN with -inf and a plain
+    softmax (torch agrees), uniform with -1e9; the widget names the fills as the prose."""
+    end = default(mask="causal_padding")
+    pads = end["tokens"].count("PAD")
+    assert pads == 2 and end["empty_rows"] == [] and end["tokens"][-pads:] == ["PAD"] * pads
+    weights = np.array(end["weights"])
+    np.testing.assert_allclose(weights[-pads:].sum(axis=-1), 1.0)  # pad rows read real tokens
+    claim(
+        f"With the padding at the end, as the lab starts it, the {pads} `PAD` rows still read "
+        "every real token, and no row is empty."
+    )
+    left = {
+        f: default(mask="causal_padding", pad_side="start", fill=f)
+        for f in ("skip", "neg_inf", "neg_1e9")
+    }
+    empty = left["skip"]["empty_rows"]
+    assert empty == list(range(pads)) and left["skip"]["tokens"][:pads] == ["PAD"] * pads
+    claim(
+        f"Put the padding at the start: rows {', '.join(str(i + 1) for i in empty)} now see nothing"
+    )
+    assert np.all(np.array(left["skip"]["weights"])[empty] == 0.0)
+    claim("With this site's softmax they are rows of zeros.")
+    assert left["neg_inf"]["nan_rows"] == empty
+    lesson_mask = causal_mask(8) & (np.arange(8) >= pads)[None, :]
+    mask = torch.tensor(lesson_mask)
+    scores = torch.tensor(np.random.default_rng(0).standard_normal((8, 8)) * 2.0)
+    assert torch.softmax(scores.masked_fill(~mask, -torch.inf), -1)[empty].isnan().all()
+    assert np.array_equal(
+        np.array([[v is not None for v in r] for r in left["skip"]["logits"]]), lesson_mask
+    )
+    n = 8
+    uniform = np.array(left["neg_1e9"]["weights"])[empty]
+    np.testing.assert_allclose(uniform, 1 / n, rtol=0, atol=1e-15)
+    claim(f"and each becomes uniform, {1 / n:g} on every key, the padding included.")
+    claim("the table under the heatmap shows the first of them three ways")
+    claim("Switch *A hidden score becomes* to")
+    from attention_labs.labs.masking import SCHEMA
+
+    spec = next(p for p in SCHEMA if p.name == "fill")
+    widget = (ROOT / "docs/javascripts/labs/masking.js").read_text("utf-8")
+    assert '"A hidden score becomes"' in widget
+    assert spec.labels["neg_inf"] == "−∞, plain softmax" and spec.labels["neg_1e9"].startswith(
+        "−10⁹"
+    )
+    claim("causal and padding together")
+
+
+def test_minus_inf_and_minus_1e9_agree_wherever_a_key_is_visible():
+    left = default(mask="causal_padding", pad_side="start")
+    assert left["fill_agreement"] == 0.0
+    assert np.exp(-1e9) == 0.0 and np.exp(np.float64(-1e9) + 50) == 0.0
+    claim(
+        "with both masks and the padding on the left, the largest difference between the two "
+        "over those rows is 0. They part only on the empty rows."
+    )
+    # "in half precision -1e9 cannot be stored: it becomes -inf, and the NaN is back"
+    half = torch.full((3,), -1e9, dtype=torch.float32).to(torch.float16)
+    assert torch.isinf(half).all() and torch.softmax(half, dim=-1).isnan().all()
+    claim("cannot even be stored: it becomes \\(-\\infty\\), and the NaN is back.")
+
+
 def test_the_plot_and_the_prose_say_entries_kept():
     import pathlib
 

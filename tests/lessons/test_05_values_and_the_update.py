@@ -185,3 +185,70 @@ def test_values_do_not_depend_on_the_query_but_delta_does():
     assert not np.allclose(default(seed=1)["values"], a["values"])
     claim("The values do not depend on the query; only its weights do")
     claim("*New random weights* draws new matrices, and everything changes.")
+
+
+# ----------------------------------------------------------------------------
+# what trained value maps do (the induction model of lesson 12)
+
+
+def torch_weights():
+    """The trained model's matrices straight from its file with PyTorch, in torch's own
+    layout (nn.Linear: (out, in), y = x W^T): an independent reading of the same weights."""
+    import json
+    from importlib import resources
+
+    import torch
+    from attention_labs import maps
+
+    raw = json.loads((resources.files("attention_labs") / "data/induction/model.json").read_text())
+    return {
+        name: torch.from_numpy(
+            maps.decode_vectors(e["data"], 1, int(np.prod(e["shape"]))).reshape(e["shape"])
+        )
+        for name, e in raw["weights"].items()
+    }
+
+
+def test_trained_value_maps_copy_and_move_as_the_prose_says():
+    import torch
+    from attention_labs.examples import value_map_roles
+
+    w = torch_weights()
+    d, dh = 32, 16
+    E, U = w["W_E.weight"], w["W_U.weight"]  # (26, d), (26, d)
+
+    def block(layer, head):
+        qkv, o = w[f"layers.{layer}.W_QKV.weight"], w[f"layers.{layer}.W_O.weight"]
+        rows = slice(head * dh, (head + 1) * dh)
+        q, k, v = qkv[:d][rows], qkv[d : 2 * d][rows], qkv[2 * d :][rows]  # (dh, d) each
+        return q, k, v, o[:, rows]  # o: (d, dh)
+
+    letters = torch.arange(26)
+    roles = value_map_roles()
+    for entry in roles["heads"]:
+        _, _, v, o = block(entry["layer"], entry["head"])
+        moved = E @ v.T @ o.T  # (26, d): each letter through W_V then W_O
+        copies = int(((moved @ U.T).argmax(-1) == letters).sum())
+        cos = torch.nn.functional.cosine_similarity(moved, E, dim=-1).mean().item()
+        assert entry["copies"] == copies and abs(entry["cosine"] - cos) < 1e-9
+    copier, mover = roles["heads"][2], roles["heads"][0]
+    assert (copier["layer"], copier["head"], mover["layer"], mover["head"]) == (1, 0, 0, 0)
+    assert copier["copies"] >= 20 and mover["copies"] == 0 and abs(mover["cosine"]) < 0.05
+    _, _, v0, o0 = block(0, 0)
+    q1, k1, _, _ = block(1, 0)
+    written = E @ v0.T @ o0.T  # "the letter before me was b"
+    reads = int(((E @ q1.T) @ (written @ k1.T).T).argmax(-1).eq(letters).sum())
+    plain = int(((E @ q1.T) @ (E @ k1.T).T).argmax(-1).eq(letters).sum())
+    assert (roles["reads"][0], roles["reads_plain"][0]) == (reads, plain) == (26, 0)
+    claim(
+        f"for {copier['copies']} of the 26 letters, the letter whose score rises most is the "
+        "letter itself."
+    )
+    claim(f"(the mean cosine of the angle is {mover['cosine']:.3f})".replace("-", "\u2212"))
+    claim(f"it favours its own letter for {mover['copies']} of the 26)")
+    claim(
+        f'for {reads} of the 26 letters, the best match is the key that says "the letter '
+        f'before me was this same letter". Against the keys of the plain embeddings, {plain} '
+        "of 26."
+    )
+    claim("(Elhage et al., 2021)")

@@ -319,3 +319,86 @@ def test_the_notebook_counts_real_parameters_for_each_number_of_heads():
         assert f"W_Q {h} × (16, {d_h})" in line and f"W_O {h} × ({d_h}, 16)" in line
         assert line.endswith(": 1024 parameters, output (6, 16)")
     assert "4 * d_model**2 = 1024" in out.getvalue()
+
+
+# ----------------------------------------------------------------------------
+# why one head is not enough
+
+
+def test_one_head_serving_two_needs_splits_its_budget_and_two_heads_do_not():
+    """attention_labs.examples.two_needs against torch's scaled_dot_product_attention on the
+    same queries, keys and values (scale 1: the scores are the plain dot products)."""
+    import inspect
+
+    import torch.nn.functional as F
+    from attention_labs.examples import two_needs
+
+    r = two_needs()
+    strength = inspect.signature(two_needs).parameters["strength"].default
+    t = r["tokens"]
+    assert t == ["the", "cat", "sat", "on", "the", "mat"] and r["query"] == 4
+    assert (r["previous"], r["same"]) == (3, [0])
+    n, words = len(t), sorted(set(t))
+    word = torch.tensor([[float(a == w) for w in words] for a in t], dtype=torch.float64)
+    pos = torch.eye(n, dtype=torch.float64)
+    q_prev = strength * pos
+    k_prev = torch.diag(torch.ones(n - 1, dtype=torch.float64), 1)  # row j: position j + 1
+    q_same = strength * torch.cat([word, -pos], 1)
+    k_same = torch.cat([word, pos], 1)
+
+    def sdpa(q, k):
+        return F.scaled_dot_product_attention(q[None], k[None], word[None], scale=1.0)[0]
+
+    one = sdpa(torch.cat([q_prev, q_same], 1), torch.cat([k_prev, k_same], 1))
+    np.testing.assert_allclose(
+        [r["one_head"]["output"][w] for w in words], one[4].numpy(), atol=1e-12
+    )
+    for h, (q, k) in zip(r["two_heads"], [(q_prev, k_prev), (q_same, k_same)], strict=True):
+        np.testing.assert_allclose(
+            [h["output"][w] for w in words], sdpa(q, k)[4].numpy(), atol=1e-12
+        )
+    one_w = np.array(r["one_head"]["weights"])
+    prev_w, same_w = (np.array(h["weights"]) for h in r["two_heads"])
+    assert abs(one_w[3] - one_w[0]) < 1e-12 and one_w[3] + one_w[0] <= 1  # one budget, split
+    assert prev_w[3] > 0.95 and same_w[0] > 0.95  # each of two heads gets its key almost whole
+    lean = np.array(two_needs(lean=1.0)["one_head"]["weights"])
+    assert abs(lean[3] / lean[0] - np.e) < 1e-9  # one point more: e times the weight
+    claim(
+        f"{one_w[3]:.2f} on *on* and {one_w[0]:.2f} on the first *the*. What it writes is the "
+        "weighted sum of the values"
+    )
+    claim(f"it takes more of the budget, {lean[3]:.2f} against {lean[0]:.2f}")
+    claim(
+        f"The previous-token head puts {prev_w[3]:.2f} on *on* and the same-word head "
+        f"{same_w[0]:.2f} on *the*"
+    )
+    claim(f"and a score of {strength:g} for a matching key, 0 for any other;")
+    assert "(#try-it-in-python)" in SOURCE and "## Try it in Python" in SOURCE
+    # swapping the roles gives the same blend: the output is symmetric in the two needs
+    out = r["one_head"]["output"]
+    assert abs(out["on"] - out["the"]) < 0.01 and out["on"] + out["the"] > 0.99
+
+
+def test_the_real_heads_are_not_called_important_and_removal_is_in_lesson_12():
+    claim("A map shows where each query looks, which is not the same as what matters.")
+    assert "(12-real-heads.md#removing-heads)" in SOURCE
+    assert "(12-real-heads.md#a-high-weight-is-not-the-same-as-importance)" in SOURCE
+    sources = SOURCE[SOURCE.index("## Sources") :]
+    assert "Attention is not Explanation" in sources
+    assert "Attention is not not Explanation" in sources
+    # "another first-token head of this model that gives most of its weight to [CLS] and yet
+    # takes most of what it writes from the other tokens": lesson 12's sink head, not the one
+    # shown here
+    import json
+
+    sink = json.loads(
+        (ROOT / "docs/assets/attention/all-minilm-l6-v2/coreference-trophy.json").read_text()
+    )
+    entry = next(h for h in sink["qkv"]["heads"] if "first-token" in h["reason"])
+    first = np.array(sink["head_stats"]["first_token"])
+    assert (entry["layer"], entry["head"]) != np.unravel_index(first.argmax(), first.shape)
+    w = real_maps.decode_attention(sink)[entry["layer"], entry["head"]]
+    v = real_maps.decode_vectors(entry["v"], sink["seq_len"], sink["qkv"]["d_head"])
+    parts = np.linalg.norm(w[:, :, None] * v[None], axis=-1)
+    assert first[entry["layer"], entry["head"]] > 0.5  # most of its weight on [CLS]
+    assert np.mean(parts[:, 0] / parts.sum(-1)) < 0.5  # most of what it writes: other tokens

@@ -209,3 +209,26 @@ def test_mistrals_sliding_window_caps_its_cache_where_its_size_is_computed():
     claim(f"{readable_bytes(capped)} at any length, where a full cache would need")
     claim(f"{readable_bytes(full)} at 32,768 tokens, 8 times more")
     claim(f"Mistral 7B keeps {readable_bytes(capped)} at any length")
+
+
+def test_the_cache_size_lab_has_the_lessons_decoders_your_own_and_a_window():
+    """Issue 24: the lab can be set to the models the lesson names, to a model of your own,
+    and caps the cache at a sliding window (the cache holds min(seq_len, window) tokens)."""
+    from attention_labs.labs.cache_size import DECODERS
+
+    assert {"llama2-7b", "mistral-7b", "llama3-8b"} <= set(DECODERS)
+    claim("among them Llama-2-7B, Mistral-7B and Llama-3-8B")
+    mistral = PRESETS["mistral-7b"]
+    assert (mistral["n_heads"], mistral["n_kv_heads"], mistral["window"]) == (32, 8, 4096)
+    assert (PRESETS["llama3-8b"]["n_heads"], PRESETS["llama3-8b"]["n_kv_heads"]) == (32, 8)
+    assert PRESETS["llama2-7b"]["n_kv_heads"] == PRESETS["llama2-7b"]["n_heads"]  # MHA
+    own = size(preset="custom", n_layers=2, n_heads=4, d_head=8, n_kv_heads=2, seq_len=10)
+    assert own["bytes"] == 2 * 2 * 2 * 8 * 10 * 2
+    claim("or describe your own (`n_layers`, `n_heads`,\n`d_head`: typing one switches to it)")
+    capped = size(preset="mistral-7b", seq_len=32768, sliding=True, window=4096)
+    assert capped["cached_tokens"] == 4096 and capped["readable"] == "537 MB"
+    assert size(preset="mistral-7b", seq_len=32768)["readable"] == "4.29 GB"
+    claim("caps the cache at `window` tokens per layer")
+    claim("Mistral-7B starts with its own window of 4,096.")
+    claim("with its sliding\n  window the cache stays at 537 MB (the formula counts 4,096 tokens)")
+    claim("turn the window off and it is 4.29 GB")

@@ -165,13 +165,88 @@ def test_model_lab_claims_and_the_ablations():
     assert misses == [10, 11]  # "the misses are the first 2 letters of the repeat"
     plain = run_lab("induction_model", {"tokens": list("QWERTYUIOPASDFGHJKLZ")})["result"]
     assert plain["induction"] is None and plain["copy_accuracy"] is None
-    off_ind = run_lab("induction_model", {"ablate": True})["result"]["copy_accuracy"]
     off_prev = run_lab("induction_model", {"layer": 0, "head": 0, "ablate": True})["result"]
-    assert off_ind > 0.5 * default["copy_accuracy"]  # "still continues"
-    assert off_prev["copy_accuracy"] < 0.25 * default["copy_accuracy"]  # "falls"
     assert off_prev["heads"][0]["induction"] < 0.1  # "a head whose pattern shows no induction"
-    claim(f"still continues the repeat right {off_ind:.0%} of the time")
-    claim(f"the rate falls to {off_prev['copy_accuracy']:.0%}")
+
+
+def removal(**off):
+    return run_lab("head_removal", {f"off_l{k[1]}h{k[3]}": v for k, v in off.items()})["result"]
+
+
+def test_the_removal_lab_fence_is_the_labs_default_and_matches_the_model_lab():
+    (fence,) = lesson_text.lab_fences(SOURCE, "head_removal")
+    assert fence == {}  # every head on, the default letters
+    intact = removal()
+    model = run_lab("induction_model", {})["result"]
+    assert intact["tokens"] == model["tokens"]
+    assert intact["intact"]["copy_accuracy"] == model["copy_accuracy"]
+    # switching one head off here is the model lab's switch
+    for layer in (0, 1):
+        for head in (0, 1):
+            one = run_lab("induction_model", {"layer": layer, "head": head, "ablate": True})
+            assert (
+                removal(**{f"l{layer}h{head}": True})["copy_accuracy"]
+                == one["result"]["copy_accuracy"]
+            )
+    claim(
+        f"With every head on, the model continues the repeat right "
+        f"{intact['intact']['copy_accuracy']:.0%} of the time, with a loss of "
+        f"{intact['intact']['loss']:.2f} nats on those letters (a uniform guess over 26 letters "
+        f"has {np.log(26):.2f})."
+    )
+
+
+def test_removing_the_previous_token_head_moves_the_layer_1_maps_and_breaks_the_copy():
+    intact, off = removal(), removal(l0h0=True)
+    changed = {(h["layer"], h["head"]): h["changed"] for h in off["heads"]}
+    assert changed[(0, 0)] == 0 and changed[(0, 1)] == 0  # its own map and its layer's
+    moved = max(changed[(1, 0)], changed[(1, 1)])
+    assert moved > 0.5
+    # "their stripes fade"
+    for h in (0, 1):
+        assert off["heads"][2 + h]["induction"] < 0.5 * intact["heads"][2 + h]["induction"]
+    assert off["loss"] > np.log(26) > intact["intact"]["loss"]  # "worse than a uniform guess"
+    claim(f"by up to {moved:.2f} in a single weight: their stripes fade")
+    claim(
+        f"The model now continues the repeat right only {off['copy_accuracy']:.0%} of the "
+        f"time, and its loss, {off['loss']:.2f} nats, is worse than a uniform guess."
+    )
+    assert off["heads"][0]["induction"] < 0.1  # "shows no induction stripe at all"
+    claim("the one whose map shows no induction stripe at all")
+
+
+def test_the_layer_1_heads_stand_in_for_each_other():
+    intact = removal()
+    single = {(s["layer"], s["head"]): s for s in intact["single"]}
+    for h in (0, 1):
+        off = removal(**{f"l1h{h}": True})
+        assert all(x["changed"] == 0 for x in off["heads"])  # "No map moves"
+        assert off["copy_accuracy"] == single[(1, h)]["copy_accuracy"] > 0.5  # "still copies"
+        assert off["loss"] > intact["intact"]["loss"]  # "less sure"
+    both = removal(l1h0=True, l1h1=True)
+    assert both["copy_accuracy"] < 0.1
+    claim(
+        f"it continues the repeat right {single[(1, 0)]['copy_accuracy']:.0%} of the time "
+        f"without head 0 and {single[(1, 1)]['copy_accuracy']:.0%} without head 1, though it "
+        f"is less sure (a loss of {single[(1, 0)]['loss']:.2f} and {single[(1, 1)]['loss']:.2f} "
+        f"nats). Now **switch off both**: {both['copy_accuracy']:.0%}."
+    )
+
+
+def test_without_layer_0_head_1_the_model_does_better_on_these_letters():
+    intact = removal()
+    off = removal(l0h1=True)
+    assert off["copy_accuracy"] > intact["intact"]["copy_accuracy"]
+    assert off["loss"] < intact["intact"]["loss"]
+    claim(f"{off['copy_accuracy']:.0%} right and a loss of {off['loss']:.2f} nats.")
+
+
+def test_the_pruning_papers_are_cited_with_their_numbers():
+    claim("removing 38 of its 48 encoder heads cost only 0.15 BLEU")
+    claim("Michel, Levy and Neubig (2019)")
+    sources = SOURCE[SOURCE.index("## Sources") :]
+    assert "Are Sixteen Heads Really Better than One?" in sources
+    assert "Specialized Heads Do the Heavy Lifting" in sources
 
 
 def exercises():

@@ -59,8 +59,9 @@ def payload_sent_from_site() -> tuple[int, int]:
         target = SITE / prefix
         files = [target] if target.is_file() else sorted(target.iterdir())
         for path in files:
-            if is_compressed_copy(path) or path.name in skip or path.is_dir():
-                continue  # (a folder: vendor/labs/py3/, the notebooks' wheel, not fetched)
+            # a folder (vendor/labs/py3/, the notebooks' wheel) is not what the worker fetches
+            if not path.is_file() or is_compressed_copy(path) or path.name in skip:
+                continue
             br = path.with_name(path.name + ".br")
             raw += path.stat().st_size
             sent += br.stat().st_size if br.is_file() else path.stat().st_size

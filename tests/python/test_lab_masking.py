@@ -255,3 +255,156 @@ def test_bad_parameters_name_the_parameter_and_the_allowed_range(params, param, 
 
 def test_a_pad_count_too_large_is_fine_when_the_mask_is_not_padding():
     assert result(mask="causal", seq_len=4, pad=10)["counts"]["kept"] == 10
+
+
+# ----------------------------------------------------------------------------
+# the lab: causal + padding together, padding at either side, and the three fills
+
+
+@pytest.mark.parametrize("side", ["end", "start"])
+@pytest.mark.parametrize("pad", [0, 1, 3, 7])
+def test_causal_padding_is_the_causal_mask_and_the_padding_mask(side, pad):
+    n = 8
+    res = result(seq_len=n, mask="causal_padding", pad=pad, pad_side=side)
+    real = np.arange(n) < n - pad if side == "end" else np.arange(n) >= pad
+    expected = causal_mask(n) & real[None, :]
+    assert np.array_equal(lab.build_mask("causal_padding", n, pad, 3, side), expected)
+    visible = np.array([[v is not None for v in row] for row in res["logits"]])
+    assert np.array_equal(visible, expected)
+    assert res["tokens"] == [f"t{i + 1}" if r else "PAD" for i, r in enumerate(real)]
+    assert res["empty_rows"] == [i for i in range(n) if not expected[i].any()]
+    # left padding leaves the first `pad` queries with nothing to see; right padding never
+    assert res["empty_rows"] == (list(range(pad)) if side == "start" else [])
+
+
+@pytest.mark.parametrize("side", ["end", "start"])
+@pytest.mark.parametrize("kind", ["padding", "causal_padding"])
+def test_padded_masks_before_softmax_equal_torch_sdpa_with_the_combined_boolean_mask(side, kind):
+    """torch's scaled_dot_product_attention with the same boolean mask (True = may attend),
+    the weights read off as the output for V = identity: equal, fully masked rows included
+    (PyTorch 2.13 on the CPU gives them zeros, as this project's softmax does)."""
+    n = 7
+    res = result(seq_len=n, mask=kind, pad=3, pad_side=side, spread=3.0, seed=4)
+    mask = lab.build_mask(kind, n, 3, 3, side)
+    scores = np.where(mask, np.array(res["logits"], dtype=float), 0.0)
+    eye = torch.eye(n, dtype=torch.float64)
+    expected = F.scaled_dot_product_attention(
+        torch.tensor(scores), eye, eye, attn_mask=torch.tensor(mask), scale=1.0
+    )
+    np.testing.assert_allclose(res["weights"], expected.numpy(), rtol=0, atol=1e-12)
+
+
+def empty_row_case(fill):
+    return result(mask="causal_padding", pad_side="start", pad=3, fill=fill, spread=2.0, seed=1)
+
+
+def test_a_fully_masked_row_under_each_fill_equals_torch():
+    """The three conventions of lesson 4 on the rows that see nothing, against torch: -inf
+    and torch.softmax give NaN; -1e9 and torch.softmax a uniform row over every key; this
+    site's skip gives zeros, as F.scaled_dot_product_attention with a boolean mask."""
+    n, empty = 8, [0, 1, 2]
+    mask = torch.tensor(lab.build_mask("causal_padding", n, 3, 3, "start"))
+    skip, neg_inf, big = (empty_row_case(f) for f in ("skip", "neg_inf", "neg_1e9"))
+    scores = torch.tensor(np.array(big["fill_compare"]["scores"]))  # row 0's raw scores
+    for res in (skip, neg_inf, big):
+        assert res["empty_rows"] == empty
+    # -inf, plain softmax: torch says NaN; the lab reports the rows and sends zeros
+    raw = torch.tensor(np.random.default_rng(1).standard_normal((n, n)) * 2.0)
+    torch_inf = torch.softmax(raw.masked_fill(~mask, -torch.inf), dim=-1)
+    assert torch_inf[empty].isnan().all() and not torch_inf[3:].isnan().any()
+    assert neg_inf["nan_rows"] == empty and neg_inf["row_sums"][:3] == [None] * 3
+    assert np.all(np.array(neg_inf["weights"])[empty] == 0.0)
+    assert neg_inf["fill_compare"]["neg_inf_is_nan"] is True
+    assert neg_inf["row_notes"][:3] == ["→ NaN (0/0)"] * 3 and neg_inf["row_notes"][3] is None
+    # -1e9, plain softmax: uniform over all n keys, the hidden ones included
+    torch_big = torch.softmax(raw.masked_fill(~mask, -1e9), dim=-1)
+    np.testing.assert_allclose(np.array(big["weights"]), torch_big.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.array(big["weights"])[empty], 1 / n, rtol=0, atol=1e-15)
+    assert big["nan_rows"] == [] and big["max_entropy_bits"][0] == 3.0  # log2(8): all keys
+    np.testing.assert_allclose(big["entropy_bits"][:3], 3.0, rtol=0, atol=1e-12)
+    assert big["logits"][0] == [-1e9] * n  # drawn with their weights, not blank
+    # this site: zeros, as torch's scaled_dot_product_attention
+    eye = torch.eye(n, dtype=torch.float64)
+    sdpa = F.scaled_dot_product_attention(raw, eye, eye, attn_mask=mask, scale=1.0)
+    np.testing.assert_allclose(np.array(skip["weights"]), sdpa.numpy(), rtol=0, atol=1e-12)
+    assert skip["row_sums"][:3] == [0.0] * 3 and skip["max_entropy_bits"][:3] == [None] * 3
+    # side by side, the first empty row under each convention
+    cmp = skip["fill_compare"]
+    assert cmp["row"] == 0 and cmp["skip"] == [0.0] * n and cmp["neg_inf"] is None
+    np.testing.assert_allclose(cmp["neg_1e9"], 1 / n, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(cmp["scores"], raw[0].numpy(), rtol=0, atol=0)
+    assert scores.shape == (n,)
+
+
+@pytest.mark.parametrize("fill", ["skip", "neg_inf", "neg_1e9"])
+def test_minus_inf_and_minus_1e9_agree_on_every_row_that_sees_a_key(fill):
+    for kind in ("causal", "causal_padding", "sliding_window"):
+        res = result(mask=kind, pad_side="start", pad=3, fill=fill, spread=8.0, seq_len=12)
+        assert res["fill_agreement"] == 0.0  # exp(-1e9 - max) underflows to exactly 0
+        seen = [i for i in range(12) if i not in res["empty_rows"]]
+        np.testing.assert_allclose(np.array(res["row_sums"], dtype=float)[seen], 1.0, atol=1e-12)
+
+
+def test_with_no_empty_row_the_comparison_says_so():
+    cmp = result()["fill_compare"]
+    assert cmp["row"] is None and cmp["skip"] is None and cmp["neg_1e9"] is None
+
+
+def test_fill_does_not_change_the_mistake_of_zeroing_after_softmax():
+    a = result(mask="causal_padding", pad_side="start", apply="after", fill="skip")
+    b = result(mask="causal_padding", pad_side="start", apply="after", fill="neg_1e9")
+    assert a["weights"] == b["weights"] and a["entropy_bits"] is None
+    assert a["row_notes"][:2] == ["→ nothing: all 0"] * 2
+
+
+@pytest.mark.parametrize("side", ["end", "start"])
+@pytest.mark.parametrize("pad", [0, 5, 20])
+def test_causal_padding_cost_closed_forms_equal_counting_the_mask(side, pad):
+    res = result(mask="causal_padding", pad=pad, pad_side=side, seq_len=max(pad + 1, 2))
+    cost = res["cost"]
+    assert cost["lengths"][0] == max(2, pad + 1)
+    for length, kept in zip(cost["lengths"], cost["kept"], strict=True):
+        mask = lab.build_mask("causal_padding", length, pad, 3, side)
+        assert kept == int(mask.sum()), (side, length)
+
+
+def test_no_nan_reaches_the_page_with_any_fill():
+    for fill in ("skip", "neg_inf", "neg_1e9"):
+        for params in (
+            {"seq_len": 64, "pad": 63, "spread": 8.0},
+            {"seq_len": 2, "pad": 1, "spread": 0.0},
+        ):
+            for side in ("end", "start"):
+                call = {**params, "mask": "causal_padding", "pad_side": side, "fill": fill}
+                out = json.loads(run_lab_json(LAB, json.dumps(call)))  # allow_nan=False
+                assert out["ok"] is True
+
+
+@pytest.mark.parametrize(
+    "params,param,words",
+    [
+        ({"mask": "causal_padding", "seq_len": 4, "pad": 4}, "pad", "seq_len - 1 = 3, got 4"),
+        ({"pad_side": "left"}, "pad_side", "one of 'end', 'start'"),
+        ({"fill": "-inf"}, "fill", "one of 'skip', 'neg_inf', 'neg_1e9'"),
+    ],
+)
+def test_bad_new_parameters_name_the_parameter(params, param, words):
+    with pytest.raises(LabParameterError) as info:
+        run_lab(LAB, params)
+    assert info.value.param == param and words in str(info.value)
+
+
+def test_the_static_view_names_the_empty_rows_and_shows_the_three_fills():
+    from attention_labs.labs import static_view
+    from attention_labs.static import Table, Text
+
+    params = {"mask": "causal_padding", "pad_side": "start", "fill": "neg_inf"}
+    out = run_lab(LAB, params)
+    parts = static_view(LAB, out["result"], out["params"])
+    weights, counts, says, fills = parts
+    assert isinstance(weights, Table) and isinstance(fills, Table) and isinstance(says, Text)
+    assert weights.rows[0][1] == [None] * 8  # a NaN row is shown masked, not as zeros
+    assert "Queries 1, 2 may see no key" in says.text
+    assert [r[0] for r in fills.rows][0] == "−∞, plain softmax" and fills.rows[0][1][0] == "NaN"
+    assert fills.rows[1][1] == pytest.approx([0.125] * 8)
+    assert len(static_view(LAB, result(), run_lab(LAB)["params"])) == 2  # no empty row: no table

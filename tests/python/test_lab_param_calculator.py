@@ -18,7 +18,24 @@ PUBLISHED = {  # the Hugging Face checkpoints' parameter counts
     "gpt2-xl": 1_557_611_200,
     "bert-base": 109_482_240,  # BertModel, pooler included
     "llama2-70b": 68_976_648_192,
+    "llama2-7b": 6_738_415_616,  # meta-llama/Llama-2-7b-hf
+    "mistral-7b": 7_241_732_096,  # mistralai/Mistral-7B-v0.1
+    "llama3-8b": 8_030_261_248,  # meta-llama/Meta-Llama-3-8B
 }
+# The released configs of the decoders lesson 9 names (Hugging Face field names): Llama-2-7B
+# (Touvron et al. 2023), Mistral-7B (Jiang et al. 2023, Table 1), Llama-3-8B (Llama Team
+# 2024, Table 3; vocabulary and context from the released config).
+CONFIGS = {
+    "llama2-7b": dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                      num_attention_heads=32, num_key_value_heads=32, vocab_size=32000,
+                      max_position_embeddings=4096),
+    "mistral-7b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                       num_attention_heads=32, num_key_value_heads=8, vocab_size=32000,
+                       max_position_embeddings=8192, sliding_window=4096),
+    "llama3-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                      num_attention_heads=32, num_key_value_heads=8, vocab_size=128256,
+                      max_position_embeddings=8192),
+}  # fmt: skip
 GPT2_SIZES = {  # (n_layer, n_embd, n_head), Radford et al. 2019, Table 2 / the HF configs
     "gpt2-small": (12, 768, 12),
     "gpt2-medium": (24, 1024, 16),
@@ -152,6 +169,37 @@ def test_llama_preset_matches_llama_for_causal_lm():
     assert attention == c["parts"]["attention"]
 
 
+@pytest.mark.parametrize("preset", list(CONFIGS))
+def test_lesson_9s_decoders_by_arithmetic_from_their_configs(preset):
+    c = CONFIGS[preset]
+    d, kv = (
+        c["hidden_size"],
+        c["num_key_value_heads"] * c["hidden_size"] // c["num_attention_heads"],
+    )
+    layer = 2 * d * d + 2 * d * kv + 3 * d * c["intermediate_size"] + 2 * d  # RMSNorm: scale only
+    total = c["num_hidden_layers"] * layer + 2 * c["vocab_size"] * d + d  # untied; final norm
+    assert total == PUBLISHED[preset] == counts(preset=preset)["total"]
+    p = PRESETS[preset]
+    assert (p["d_model"], p["n_layers"], p["n_heads"], p["n_kv_heads"], p["d_ff"], p["vocab"],
+            p["context"]) == tuple(c[k] for k in ("hidden_size", "num_hidden_layers",
+            "num_attention_heads", "num_key_value_heads", "intermediate_size", "vocab_size",
+            "max_position_embeddings"))  # fmt: skip
+    assert p["window"] == c.get("sliding_window")
+
+
+@needs_torch
+@pytest.mark.parametrize("preset", list(CONFIGS))
+def test_lesson_9s_decoders_match_their_hugging_face_modules(preset):
+    kind = "Mistral" if preset.startswith("mistral") else "Llama"
+    config = getattr(transformers, f"{kind}Config")(**CONFIGS[preset], tie_word_embeddings=False)
+    with torch.device("meta"):
+        model = getattr(transformers, f"{kind}ForCausalLM")(config)
+    c = counts(preset=preset)
+    assert numel(model) == c["total"] == PUBLISHED[preset]
+    attention = sum(p.numel() for n, p in model.named_parameters() if ".self_attn." in n)
+    assert attention == c["parts"]["attention"]
+
+
 @needs_torch
 @pytest.mark.parametrize(
     "layers,d,heads,d_ff,vocab,context", [(1, 8, 2, 32, 11, 5), (3, 64, 4, 100, 97, 33)]
@@ -256,8 +304,15 @@ def test_models_list_every_preset_and_the_custom_one_when_chosen():
 
 
 def test_count_is_the_lab_result():
-    spec = {k: v for k, v in PRESETS["gpt3-175b"].items() if k != "label"}
+    spec = {k: v for k, v in PRESETS["gpt3-175b"].items() if k not in ("label", "window")}
     assert count(spec) == counts(preset="gpt3-175b")
+
+
+def test_the_window_is_a_fact_of_the_model_not_a_counted_field():
+    assert PRESETS["mistral-7b"]["window"] == 4096
+    assert all(p["window"] is None for k, p in PRESETS.items() if k != "mistral-7b")
+    config = run_lab(LAB, {"preset": "mistral-7b"})["result"]["config"]
+    assert "window" not in config and "label" not in config
 
 
 def test_output_is_strict_json():

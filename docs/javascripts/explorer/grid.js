@@ -3,8 +3,14 @@
 // between heads, Enter opens one.
 import { color } from "../../vendor/d3/d3.min.js";
 import { colour } from "../renderers/heatmap.js";
-import { el } from "../ui/dom.js";
+import { afterFrame, el, nextTask } from "../ui/dom.js";
 import { fmt, headList, kvGroup, modelLabel, STATS, select, statUnavailable } from "./parts.js";
+
+// Thumbnails are drawn in slices of about SLICE_MS, yielding to the browser between
+// slices: 72 heads of 128 tokens (the reader's own sentence) or SmolLM2's 270 heads drawn
+// at once blocked the page for 230-690 ms at 4x CPU throttling (issue 24: no main-thread
+// task over 100 ms). The first slice is drawn at once, the rest as the page stays free.
+const SLICE_MS = 8;
 
 // {href, layer, head}: the head to focus in a grid redrawn after Back (instant navigation
 // may draw a new map for the same address; it takes the focus over from the old one).
@@ -30,8 +36,8 @@ function rgbRamp() {
 
 /** Draw one head's weights (n x n, [query, key]) as n x n pixels; CSS scales them up. */
 function drawThumbnail(canvas, w, n, vmax, causal) {
-  canvas.width = n;
-  canvas.height = n;
+  if (canvas.width !== n) canvas.width = n;
+  if (canvas.height !== n) canvas.height = n;
   const ctx = canvas.getContext("2d");
   const img = ctx.createImageData(n, n);
   const px = img.data;
@@ -90,6 +96,11 @@ export class HeadGrid {
     // Where the weights came from (e.g. SmolLM2's are dequantised from a 4-bit GGUF) and GQA.
     this.modelNote = el("p", "attn-map__help attn-map__model-note");
     this.root.append(this.gridCaption, this.modelNote, gridTop, this.statHelp, this.grid);
+    // Drawn thumbnails ("layer:head" -> canvas) of one head cache and colour scale: a grid
+    // redrawn for the same ones (Back from a head, another statistic or order) moves them.
+    this.drawn = new Map();
+    this.drawnFor = null;
+    this.drawToken = 0;
   }
 
   /** Focus the grid's current head (the one with tabindex 0). */
@@ -97,10 +108,30 @@ export class HeadGrid {
     this.grid.querySelector('[tabindex="0"]')?.focus();
   }
 
-  /** Draw every head of the map's current asset as a thumbnail with its statistic. */
+  /** Draw every head of the map's current asset as a thumbnail with its statistic; the
+   * thumbnails not drawn yet are drawn in slices (_drawThumbs: the grid's data-drawn is
+   * "true" when all are). */
   render() {
     const map = this.map;
     const t0 = performance.now();
+    const scale = map.state.exclude_first;
+    // The grid drawn last time, asked for again (Back from a head): only the tab stop moves.
+    const built = `${map.state.stat}|${map.state.order}|${scale}`;
+    if (this.builtFor?.cache === map.cache && this.builtFor.key === built) {
+      for (const b of this.grid.children)
+        b.tabIndex =
+          Number(b.dataset.layer) === map.state.layer && Number(b.dataset.head) === map.state.head
+            ? 0
+            : -1;
+      return;
+    }
+    this.builtFor = { cache: map.cache, key: built };
+    const token = ++this.drawToken; // a later render stops this one's slices
+    if (this.drawnFor?.cache !== map.cache || this.drawnFor.scale !== scale) {
+      this.drawn = new Map();
+      this.drawnFor = { cache: map.cache, scale };
+    }
+    const todo = []; // [canvas, layer, head] still to draw
     const s = map.state;
     const asset = map.cache.asset;
     const { n_layers, n_heads } = asset.model;
@@ -138,10 +169,14 @@ export class HeadGrid {
       const value = values ? values[l][h] : null;
       const mark = best && best[0] === l && best[1] === h;
       if (mark) b.classList.add("attn-map__thumb--best");
-      const c = el("canvas");
-      c.setAttribute("aria-hidden", "true");
-      const entry = map.cache.get(l, h);
-      drawThumbnail(c, entry.w, n, map.cache.vmax(entry, s.exclude_first), asset.model.causal);
+      let c = this.drawn.get(`${l}:${h}`);
+      if (!c) {
+        c = el("canvas");
+        c.setAttribute("aria-hidden", "true");
+        c.width = n; // its final size at once: the grid's layout does not move as it fills
+        c.height = n;
+        todo.push([c, l, h]);
+      }
       const shown = values ? `${mark ? "★ " : ""}${fmt(value, 2)}` : "–";
       // With GQA, the key/value head each query head reads: "L0 H4 · KV1"; the first head of
       // each group starts with a thicker edge (in layer order) so the groups show.
@@ -170,8 +205,12 @@ export class HeadGrid {
       b.tabIndex = l === s.layer && h === s.head ? 0 : -1;
       b.addEventListener("click", () => {
         map.setState({ view: "head", layer: l, head: h, query: null });
-        // Keep the reader's place: focus moves to the head that opened.
-        map.main.heatmap.canvas.focus();
+        // Keep the reader's place: focus moves to the head that opened, once the page has
+        // drawn it (focusing at once forced the new view's styles and layout into this
+        // task: 50-200 ms at 4x CPU throttling).
+        afterFrame().then(() => {
+          if (map.state.view === "head") map.main.heatmap.canvas.focus();
+        });
       });
       b.addEventListener("focus", () => {
         this.focusIndex = i;
@@ -188,6 +227,30 @@ export class HeadGrid {
       refocus = null;
       b?.focus();
     }
+    this._drawThumbs(todo, token, t0);
+  }
+
+  /** Draw `todo` ([canvas, layer, head]) a slice at a time; stops when a later render or
+   * another asset takes over. The first slice is drawn before this returns. */
+  async _drawThumbs(todo, token, t0) {
+    const map = this.map;
+    const cache = map.cache;
+    const exclude = map.state.exclude_first;
+    const vmaxOf = (entry) => cache.vmax(entry, exclude);
+    this.grid.dataset.drawn = "false";
+    let i = 0;
+    while (i < todo.length) {
+      const start = performance.now();
+      do {
+        const [c, l, h] = todo[i++];
+        const entry = cache.get(l, h); // decoded on first use
+        drawThumbnail(c, entry.w, cache.n, vmaxOf(entry), cache.causal);
+        this.drawn.set(`${l}:${h}`, c);
+      } while (i < todo.length && performance.now() - start < SLICE_MS);
+      if (i < todo.length) await nextTask();
+      if (token !== this.drawToken || map.cache !== cache || !this.grid.isConnected) return;
+    }
+    this.grid.dataset.drawn = "true";
     map.timings.grid = performance.now() - t0;
     if (!map.timings.firstGrid) {
       map.timings.firstGrid = performance.now() - map.timings.started;

@@ -4,7 +4,7 @@
 import { Heatmap } from "../renderers/heatmap.js";
 import { TokenLines } from "../renderers/token_lines.js";
 import { dataTable } from "../ui/data-table.js";
-import { el } from "../ui/dom.js";
+import { afterFrame, el, nextTask } from "../ui/dom.js";
 import {
   button,
   fmt,
@@ -61,6 +61,11 @@ export class HeadPanel {
     this.details.append(el("summary", null, "Show as text: each query's top keys with weights"));
     this.table = dataTable({ label: "Each query's top keys with weights" });
     this.details.append(this.table.root);
+    // The table is built when the reader opens it (building it with every head took 45 ms
+    // of 128 rows at 4x CPU throttling): on the summary's click, before it opens, or on
+    // toggle when a script opens it.
+    this.details.firstChild.addEventListener("click", () => this._fillTable());
+    this.details.addEventListener("toggle", () => this._fillTable());
     this.root.append(
       this.title,
       this.controls,
@@ -124,9 +129,17 @@ export class HeadPanel {
     else this.map.setState({ layer, head });
   }
 
-  /** Show head (layer, head) of `cache`'s asset; query null picks the first token. */
-  show(cache, layer, head, query, excludeFirst) {
+  /**
+   * Show head (layer, head) of `cache`'s asset; query null picks the first token. The
+   * token lines are drawn in the next task, and with `later` (the view has just switched
+   * from the grid) the heatmap too, after the page's next frame: at 128 tokens the whole
+   * in one task took 200-300 ms at 4x CPU throttling (issue 24). The state (layer, head,
+   * query) and the text are set at once.
+   */
+  show(cache, layer, head, query, excludeFirst, { later = false } = {}) {
     const asset = cache.asset;
+    const shown = {}; // this call: a later show makes its deferred drawing moot
+    this.shown = shown;
     this.cache = cache;
     this.layer = layer;
     this.head = head;
@@ -159,21 +172,31 @@ export class HeadPanel {
         "one column per key token. Focus and use the arrow keys to read cells; " +
         "the table below lists each query's top keys.",
     );
-    this.heatmap.setData({
-      rowLabels: tokens,
-      colLabels: tokens,
-      values,
-      masked: asset.model.causal
-        ? Array.from({ length: n }, (_, q) => Array.from({ length: n }, (_, k) => k > q))
-        : null,
-      vmax,
-    });
-    this._table(values, tokens);
-    this.query = null;
-    this.setQuery(query ?? 0, { quiet: true });
+    const draw = () =>
+      this.heatmap.setData({
+        rowLabels: tokens,
+        colLabels: tokens,
+        values,
+        masked: asset.model.causal
+          ? Array.from({ length: n }, (_, q) => Array.from({ length: n }, (_, k) => k > q))
+          : null,
+        vmax,
+      });
+    if (later) this.heatmap.clear();
+    else draw();
+    this.tableFor = { values, tokens };
+    if (this.details.open) this._fillTable();
+    const q = Math.max(0, Math.min(n - 1, query ?? 0));
+    this.query = q;
     if (this.focusCell && this.focusCell[0] < n && this.focusCell[1] < n)
       this.describe(...this.focusCell);
     else this.describe(-1, -1);
+    (later ? afterFrame().then(() => this.shown === shown && draw()) : Promise.resolve())
+      .then(nextTask)
+      .then(() => {
+        // The lines of this head and query, unless the reader has moved on meanwhile.
+        if (this.shown === shown && this.query === q) this.setQuery(q, { quiet: true });
+      });
   }
 
   setQuery(q, { quiet = false } = {}) {
@@ -234,6 +257,15 @@ export class HeadPanel {
       asset.model.causal && k > q
         ? `Query “${t[q]}” (${q}) cannot see key “${t[k]}” (${k}): masked, weight 0.`
         : `Query “${t[q]}” (${q}) → key “${t[k]}” (${k}): weight ${w.toFixed(4)}.`;
+  }
+
+  /** Build the text table of the head shown, once (see the constructor). */
+  _fillTable() {
+    if (!this.tableFor || this.tableBuilt === this.tableFor) return;
+    this.tableBuilt = this.tableFor;
+    this._table(this.tableFor.values, this.tableFor.tokens);
+    if (this.query !== null)
+      this.table.table.tBodies[0]?.rows[this.query]?.setAttribute("aria-current", "true");
   }
 
   _table(values, tokens) {

@@ -5,7 +5,7 @@
 // explorer page the state also lives in the address (url-state.js); in a lesson the map
 // loads as the reader gets near it. Nothing here computes attention.
 import { whenNear } from "../runtime/page.js";
-import { el } from "../ui/dom.js";
+import { el, nextTask } from "../ui/dom.js";
 import { loadAsset, loadIndex } from "../maps.js";
 import { HeadGrid, rememberFocus } from "./grid.js";
 import { HeadCache } from "./head-cache.js";
@@ -281,6 +281,9 @@ export class AttentionMap {
       asset = await loadAsset(assetPath(this.index, s.model, s.sentence));
       if (s.compare && s.compare.model !== s.model)
         compare = await loadAsset(assetPath(this.index, s.compare.model, s.sentence));
+      // The asset was parsed and checked in this task; the views draw in the next one
+      // (issue 24: no task over 100 ms).
+      await nextTask();
     } catch (err) {
       if (token !== this.loadToken || !this.root.isConnected) return;
       this.modelView.hidden = true;
@@ -362,8 +365,10 @@ export class AttentionMap {
       this._writeUrl();
       return this.loadSentence();
     }
+    // render writes the address too: once is enough (each write took 20-45 ms at 4x CPU
+    // throttling).
     if (redraw) this.render();
-    this._writeUrl();
+    else this._writeUrl();
   }
 
   setCompare(changes) {
@@ -399,14 +404,19 @@ export class AttentionMap {
     if (this.compareBox) this.compareBox.checked = Boolean(s.compare);
     for (const [view, b] of Object.entries(this.viewButtons))
       b.setAttribute("aria-pressed", String(view === s.view));
+    // From the grid to a head the page restyles and relays out: the panels draw after
+    // that frame, not inside this task (issue 24: no task over 100 ms).
+    const opening = s.view === "head" && this.shownView === "model";
+    this.shownView = s.view;
     this.modelView.hidden = s.view !== "model";
     this.headView.hidden = s.view !== "head";
     if (s.view === "model") this.gridView.render();
-    else this.renderHead();
+    else this.renderHead({ later: opening });
     this._writeUrl();
   }
 
-  renderHead() {
+  /** Show the head view's panels; `later`: draw their pictures after the next frame. */
+  renderHead({ later = false } = {}) {
     const t0 = performance.now();
     const s = this.state;
     // Columns first: each heatmap sizes its cells to the width it is given.
@@ -419,7 +429,7 @@ export class AttentionMap {
       this.comparePanel = null;
     }
     this.panels.classList.toggle("attn-map__panels--two", Boolean(s.compare));
-    this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first);
+    this.main.show(this.cache, s.layer, s.head, s.query, s.exclude_first, { later });
     if (this.comparePanel) {
       const other =
         this.compareCache && s.compare.model !== s.model ? this.compareCache : this.cache;
@@ -430,6 +440,7 @@ export class AttentionMap {
         s.compare.head,
         matchQuery(this.cache.asset, this.main.query, other.asset),
         s.exclude_first,
+        { later },
       );
     }
     this.recompute.show(this.cache.asset, s.layer, s.head);

@@ -11,7 +11,7 @@
 // reads them from blob: URLs, so the bytes never travel through JSON. The text stays here.
 import { runtime } from "../runtime/lab-runtime.js";
 import { SITE_ROOT } from "../runtime/site.js";
-import { el } from "../ui/dom.js";
+import { el, nextTask } from "../ui/dom.js";
 import { button, select, statusLine } from "./parts.js";
 
 const CACHE = "attention-minilm";
@@ -319,6 +319,9 @@ export class OwnSentencePanel {
         this._fail(answer.error, false);
         return;
       }
+      // The answer (a few MB of JSON at 128 tokens) was parsed in this task; the maps draw
+      // in the next one (issue 24: no task over 100 ms).
+      await nextTask();
       const { asset, run } = answer.result;
       const pieces = answer.result.pieces || asset.tokens.text;
       this.runs++;

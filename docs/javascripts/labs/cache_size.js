@@ -1,7 +1,9 @@
 // Widget for the cache_size lab (labs_py/attention_labs/labs/cache_size.py): a decoder
-// preset, MHA / GQA / MQA, a slider over the n_kv_heads that GQA allows (the divisors of
-// n_heads), the context length (a box and a log2 slider) and the number format; the
-// formula with the numbers filled in, and one bar per kind of sharing (barChart).
+// preset or your own model (n_layers, n_heads, d_head: editing one switches to it), MHA /
+// GQA / MQA, a slider over the n_kv_heads that GQA allows (the divisors of n_heads), the
+// context length (a box and a log2 slider), the number format and a sliding window that
+// caps the cache; the formula with the numbers filled in, and one bar per kind of sharing
+// (barChart).
 import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
@@ -26,9 +28,14 @@ export function mount(body, lab) {
   };
 
   const preset = select("preset", "Model");
-  // A new model starts as published: its own n_kv_heads, MHA when it has no GQA, and the
-  // context clamped to its maximum (GPT-2 has 1,024 positions).
+  // The model shown, as your own model's fields (so editing one starts from it).
+  const ownFrom = (r) => ({ n_layers: r.n_layers, n_heads: r.n_heads, d_head: r.d_head });
+  // A new model starts as published: its own n_kv_heads, MHA when it has no GQA, its
+  // sliding window (Mistral-7B's 4,096) or none, and the context clamped to its maximum
+  // (GPT-2 has 1,024 positions). Your own model starts from the model shown.
   preset.addEventListener("change", () => {
+    if (preset.value === "custom")
+      return lab.update({ preset: "custom", ...(shown ? ownFrom(shown) : {}) });
     const p = shown?.presets[preset.value];
     if (!p) return lab.update({ preset: preset.value });
     const gqa = p.n_kv_heads !== p.n_heads;
@@ -37,8 +44,36 @@ export function mount(body, lab) {
       sharing: gqa ? "gqa" : "mha",
       n_kv_heads: p.n_kv_heads,
       seq_len: Math.min(lab.params.seq_len, p.context),
+      sliding: p.window !== null,
+      window: p.window ?? lab.params.window,
     });
   });
+  // Your own model: typing a field switches to it. n_kv_heads must divide n_heads, so a
+  // new n_heads brings it down to its largest divisor not above the old value.
+  const own = {};
+  for (const [name, label] of [
+    ["n_layers", "n_layers"],
+    ["n_heads", "n_heads (query heads)"],
+    ["d_head", "d_head"],
+  ]) {
+    const p = spec[name];
+    const box = field(name, label, el("input"));
+    Object.assign(box, { type: "number", min: p.minimum, max: p.maximum, step: 1 });
+    box.value = lab.params[name];
+    box.addEventListener("change", () => {
+      if (box.value === "" || !box.checkValidity()) return kit.numberChanged(box, name);
+      const value = Number(box.value);
+      const changes = { ...(shown ? ownFrom(shown) : {}), preset: "custom", [name]: value };
+      if (name === "n_heads" && shown) {
+        let kv = Math.min(shown.n_kv_heads, value);
+        while (kv > 1 && value % kv !== 0) kv -= 1;
+        changes.n_kv_heads = shown.n_kv_heads === shown.n_heads ? value : kv;
+      }
+      preset.value = "custom";
+      lab.update(changes);
+    });
+    own[name] = box;
+  }
   const sharing = select("sharing", "Key/value heads");
   sharing.addEventListener("change", () => {
     const changes = { sharing: sharing.value };
@@ -89,6 +124,15 @@ export function mount(body, lab) {
 
   const dtype = select("dtype", "Number format");
   dtype.addEventListener("change", () => lab.update({ dtype: dtype.value }));
+
+  // The sliding window: a toggle and its size (the cache holds min(seq_len, window)).
+  const sliding = kit.toggle("sliding", "Sliding window (caps the cache)");
+  const pWin = spec.window;
+  const windowBox = field("window", "window (tokens)", el("input"));
+  Object.assign(windowBox, { type: "number", min: pWin.minimum, max: pWin.maximum, step: 1 });
+  windowBox.value = lab.params.window;
+  windowBox.disabled = !lab.params.sliding; // render keeps it so: the window needs sliding on
+  windowBox.addEventListener("change", () => kit.numberChanged(windowBox, "window"));
   body.append(controls);
 
   const formula = el("p", "attn-lab__summary");
@@ -96,8 +140,10 @@ export function mount(body, lab) {
   const summary = el("p", "attn-lab__cell");
   const note = el("p", "attn-lab__cell"); // when seq_len is past the model's context
   note.setAttribute("aria-live", "polite");
+  const windowNote = el("p", "attn-lab__cell"); // when the window caps the cache
+  windowNote.setAttribute("aria-live", "polite");
   const chartBox = el("div", "attn-cache__chart");
-  body.append(formula, summary, note, chartBox);
+  body.append(formula, summary, windowNote, note, chartBox);
   const bars = barChart(chartBox, {
     label: "Key/value cache of one sequence with MHA, GQA and MQA, in bytes",
     valueLabel: "bytes",
@@ -117,26 +163,48 @@ export function mount(body, lab) {
     // The groups slider only means something with GQA: disabled (and said so) otherwise.
     kvSlider.disabled = r.sharing !== "gqa";
     kvSlider.title = kvSlider.disabled ? "Choose GQA to set the number of groups" : "";
+    for (const [name, box] of Object.entries(own)) box.value = r[name];
+    sliding.checked = r.sliding;
+    windowBox.value = r.window ?? lab.params.window;
+    windowBox.disabled = !r.sliding;
+    windowBox.title = windowBox.disabled ? "Turn the sliding window on to set it" : "";
     seqBox.value = r.seq_len;
     seqSlider.value = Math.round(Math.log2(r.seq_len));
     seqSlider.setAttribute("aria-valuetext", `${int(r.seq_len)} tokens`);
+    // With a window the cache holds min(seq_len, window) tokens: the formula says which.
+    const tokens =
+      r.window === null
+        ? `${int(r.cached_tokens)} tokens`
+        : `min(${int(r.seq_len)}, window ${int(r.window)}) = ${int(r.cached_tokens)} tokens`;
     formula.textContent =
-      `2 × ${r.n_layers} layers × ${r.n_kv_heads} key/value head${r.n_kv_heads > 1 ? "s" : ""} × ` +
-      `${r.d_head} (d_head) × ${int(r.seq_len)} tokens × ${r.bytes_per_number} byte${r.bytes_per_number > 1 ? "s" : ""} ` +
+      `2 × ${r.n_layers} layer${r.n_layers > 1 ? "s" : ""} × ${r.n_kv_heads} key/value head${r.n_kv_heads > 1 ? "s" : ""} × ` +
+      `${r.d_head} (d_head) × ${tokens} × ${r.bytes_per_number} byte${r.bytes_per_number > 1 ? "s" : ""} ` +
       `= ${int(r.bytes)} bytes ≈ ${r.readable}`;
     const group =
       r.group > 1
         ? `each key/value head serves ${r.group} of the ${r.n_heads} query heads`
         : `each of the ${r.n_heads} query heads has its own key/value head`;
-    const published =
-      r.published_kv_heads === r.n_heads
-        ? `${r.label} as published uses MHA`
-        : `${r.label} as published uses GQA with ${r.published_kv_heads} key/value heads`;
+    let published = "";
+    if (r.preset !== "custom") {
+      published =
+        r.published_kv_heads === r.n_heads
+          ? ` ${r.label} as published uses MHA`
+          : ` ${r.label} as published uses GQA with ${r.published_kv_heads} key/value heads`;
+      if (r.published_window !== null)
+        published += ` and a sliding window of ${int(r.published_window)} tokens`;
+      published += ".";
+    }
+    const weights =
+      r.weights_readable === null
+        ? ""
+        : ` The model's weights in the same format take ${r.weights_readable}.`;
     summary.textContent =
-      `${r.label}, ${r.sharing.toUpperCase()}: ${group}. ${r.per_token_readable} per token (${int(r.per_token)} bytes); ` +
-      `the model's weights in the same format take ${r.weights_readable}. ${published}.`;
+      `${r.label}, ${r.sharing.toUpperCase()}: ${group}. ${r.per_token_readable} per cached token (${int(r.per_token)} bytes).` +
+      `${weights}${published}`;
     note.textContent = r.context_note || "";
     note.hidden = !r.context_note;
+    windowNote.textContent = r.window_note || "";
+    windowNote.hidden = !r.window_note;
     bars.update({
       bars: r.compare.map((c) => ({
         label: `${c.name.toUpperCase()} (${c.n_kv_heads} KV head${c.n_kv_heads > 1 ? "s" : ""})`,

@@ -1,10 +1,13 @@
 // Widget for the masking lab (labs_py/attention_labs/labs/masking.py): controls for the
-// length, the scores' spread, the mask (with its pad count or window) and where it acts;
-// the masked pattern (ui/pattern-view.js: heatmap, cell readout, table), a live summary
-// of the counts and row sums, and a line chart of kept entries against length
-// (renderers/line_chart.js, with its own hidden table). Found by labs/controller.js by name.
+// length, the scores' spread, the mask (with its pad count and side, or window), where it
+// acts and what a hidden score becomes; the masked pattern (ui/pattern-view.js: heatmap,
+// cell readout, table), a live summary of the counts, row sums and rows that see nothing,
+// the first such row under the three fills side by side (ui/data-table.js), and a line
+// chart of kept entries against length (renderers/line_chart.js, with its own hidden
+// table). Found by labs/controller.js by name.
 import { lineChart } from "../renderers/line_chart.js";
 import { controlKit } from "../ui/controls.js";
+import { dataTable } from "../ui/data-table.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";
 
@@ -13,7 +16,17 @@ const MASK_NAMES = {
   causal: "the causal mask",
   padding: "the padding mask",
   sliding_window: "the sliding window",
+  causal_padding: "the causal and padding masks together",
 };
+const PADDED = ["padding", "causal_padding"];
+// The three fills of a hidden score, as the comparison table names them.
+const FILLS = [
+  ["neg_inf", "−∞, plain softmax"],
+  ["neg_1e9", "−10⁹, plain softmax"],
+  ["skip", "−∞, an empty row gives 0s (this site)"],
+];
+const FILL_SHORT = { neg_inf: "−∞, plain softmax", neg_1e9: "−10⁹, plain softmax" };
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 /** A number input for integer or number parameter `name`, labelled `label`. */
 function numberInput(kit, lab, name, label, step) {
@@ -56,8 +69,10 @@ export function mount(body, lab) {
   const spread = numberInput(kit, lab, "spread", "Score spread", "any");
   const mask = choiceInput(kit, lab, "mask", "Mask");
   const pad = numberInput(kit, lab, "pad", "Pad tokens", 1);
+  const padSide = choiceInput(kit, lab, "pad_side", "Padding goes");
   const windowBox = numberInput(kit, lab, "window", "Window", 1);
-  choiceInput(kit, lab, "apply", "Apply the mask");
+  const apply = choiceInput(kit, lab, "apply", "Apply the mask");
+  const fill = choiceInput(kit, lab, "fill", "A hidden score becomes");
   const field = (input) => input.closest(".attn-lab__field");
 
   // Pad tokens leave at least one real token: the box's limit follows seq_len.
@@ -84,11 +99,14 @@ export function mount(body, lab) {
   windowBox.addEventListener("change", () => kit.numberChanged(windowBox, "window"));
 
   const showRelevant = () => {
-    field(pad).hidden = mask.value !== "padding";
+    field(pad).hidden = !PADDED.includes(mask.value);
+    field(padSide).hidden = !PADDED.includes(mask.value);
     field(windowBox).hidden = mask.value !== "sliding_window";
+    field(fill).hidden = apply.value !== "before"; // after softmax nothing is filled
   };
   showRelevant();
   mask.addEventListener("change", showRelevant);
+  apply.addEventListener("change", showRelevant);
 
   const reseed = el("button", "md-button attn-lab__reseed", "New random scores");
   reseed.type = "button";
@@ -105,6 +123,16 @@ export function mount(body, lab) {
     label:
       "Attention weights under the mask: one row per query, one column per key; masked cells are blank. Focus and use the arrow keys to read cells.",
   });
+  // The first row that sees no key, under the three fills side by side.
+  const empty = el("div", "attn-masking__empty");
+  const emptyNote = el("p", "attn-lab__hint");
+  emptyNote.setAttribute("aria-live", "polite");
+  const emptyTable = dataTable({
+    label: "A row that sees no key, under each way of filling the hidden scores",
+    className: "attn-lab__rows attn-masking__fills",
+  });
+  empty.append(emptyNote, emptyTable.root);
+  body.append(empty);
   const costBox = el("div", "attn-lab__figure attn-masking__cost");
   body.append(costBox);
   const cost = lineChart(costBox, {
@@ -115,22 +143,63 @@ export function mount(body, lab) {
     format: (v) => Math.round(v).toLocaleString("en-US"), // 4,096 as in the lesson's prose
   });
 
+  /** What the row sums say: rows summing to 1, the others' range, the NaN rows. */
+  function rowsText(res) {
+    const all = Array.from(res.row_sums, (s) => (s === null ? null : Number(s)));
+    const nan = all.filter((s) => s === null).length;
+    const sums = all.filter((s) => s !== null);
+    const ones = sums.filter((s) => Math.abs(s - 1) < 1e-9).length;
+    const others = sums.filter((s) => Math.abs(s - 1) >= 1e-9);
+    let text =
+      ones === all.length
+        ? "every row sums to 1"
+        : `${ones} of ${all.length} rows ${ones === 1 ? "sums" : "sum"} to 1`;
+    if (others.length)
+      text += `; ${nan ? "others" : "the others"} sum to between ${Math.min(...others).toFixed(2)} and ${Math.max(...others).toFixed(2)}`;
+    if (nan) text += `; ${plural(nan, "row is", "rows are")} NaN (0/0), shown blank`;
+    return text;
+  }
+
+  /** The first row with no visible key, under each fill; or why there is none. */
+  function renderEmpty(res) {
+    const cmp = res.fill_compare;
+    const agree = `On every row that sees a key, −∞ and −10⁹ give the same weights (largest difference ${Number(res.fill_agreement) === 0 ? "0" : Number(res.fill_agreement).toExponential(1)}).`;
+    if (cmp.row === null) {
+      emptyNote.textContent = `No row is fully masked here. ${agree} To see one, choose Causal + padding with the padding at the start.`;
+      emptyTable.root.hidden = true;
+      return;
+    }
+    const t = res.tokens;
+    const n = res.empty_rows.length;
+    emptyNote.textContent = `${plural(n, "row sees", "rows see")} no key at all (query ${res.empty_rows.map((q) => q + 1).join(", ")}). The table is row ${cmp.row + 1} under the three ways of filling its hidden scores. ${agree}`;
+    const value = (name, k) =>
+      name === "neg_inf" ? (cmp.neg_inf_is_nan ? "NaN" : "—") : Number(cmp[name][k]).toFixed(3);
+    emptyTable.fill({
+      caption: `Query ${cmp.row + 1} (${t[cmp.row]}), which may see no key: its weights`,
+      columns: ["hidden score", ...t.map((token, k) => `${k + 1}: ${token}`), "row sum"],
+      rows: FILLS.map(([name, label]) => [
+        label,
+        ...t.map((_, k) => value(name, k)),
+        name === "neg_inf" ? "NaN" : cmp[name].reduce((a, b) => a + Number(b), 0).toFixed(3),
+      ]),
+    });
+    emptyTable.root.hidden = false;
+  }
+
   function render(res) {
     padLimit();
     view.render(res);
     const c = res.counts;
-    const sums = Array.from(res.row_sums, Number);
-    const ones = sums.filter((s) => Math.abs(s - 1) < 1e-9).length;
-    const rows =
-      ones === sums.length
-        ? "every row sums to 1"
-        : `${ones} of ${sums.length} rows ${ones === 1 ? "sums" : "sum"} to 1; the others sum to between ` +
-          `${Math.min(...sums).toFixed(2)} and ` +
-          `${Math.max(...sums.filter((s) => Math.abs(s - 1) >= 1e-9)).toFixed(2)}`;
+    // the fill is named when it is not this site's (it matters only for an empty row)
+    const fillText =
+      res.apply === "before" && res.fill !== "skip"
+        ? ` (hidden scores ${FILL_SHORT[res.fill]})`
+        : "";
     summary.textContent =
-      `${MASK_NAMES[res.mask]}, applied ${res.apply} softmax: keeps ${c.kept} of ` +
-      `${c.total} entries, blocks ${c.masked} (${c.blocked_percent.toFixed(1)}%); ${rows}.`;
+      `${MASK_NAMES[res.mask]}, applied ${res.apply} softmax${fillText}: keeps ${c.kept} of ` +
+      `${c.total} entries, blocks ${c.masked} (${c.blocked_percent.toFixed(1)}%); ${rowsText(res)}.`;
     summary.textContent = summary.textContent[0].toUpperCase() + summary.textContent.slice(1);
+    renderEmpty(res);
     const xs = res.cost.lengths;
     cost.update({
       series: [

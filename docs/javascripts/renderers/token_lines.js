@@ -3,7 +3,7 @@
 // the weight. Tokens are buttons and spans with textContent (never HTML); the lines are
 // an SVG drawn over the gap between the columns and hidden from screen readers (the
 // caller provides the numbers as text).
-import { el } from "../ui/dom.js";
+import { afterFrame, el } from "../ui/dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const MAX_WIDTH = 7; // px of a line at the top of the colour scale
@@ -45,7 +45,8 @@ export class TokenLines {
    * @param {boolean[]|null} visible per key for the selected query (null: all)
    */
   setData(tokens, row, query, vmax, visible) {
-    if (this.tokens !== tokens) {
+    const rebuilt = this.tokens !== tokens;
+    if (rebuilt) {
       this.tokens = tokens;
       this.left.replaceChildren(
         ...tokens.map((t, q) => {
@@ -68,7 +69,16 @@ export class TokenLines {
       b.setAttribute("aria-pressed", String(q === query));
       b.tabIndex = q === query ? 0 : -1;
     });
-    this._drawLines();
+    if (!rebuilt) return this._drawLines();
+    // New columns: their lines are drawn once the page has laid them out, since reading
+    // the tokens' places now would force that layout into this task (issue 24: at 128
+    // tokens, 50-100 ms at 4x CPU throttling). The old lines go at once.
+    this.svg.replaceChildren();
+    const pending = {};
+    this.pending = pending;
+    afterFrame().then(() => {
+      if (this.pending === pending) this._drawLines();
+    });
   }
 
   _onKey(event, q) {
@@ -81,6 +91,7 @@ export class TokenLines {
   }
 
   _drawLines() {
+    this.pending = null;
     if (!this.tokens || this.query === null) return;
     const top = this.root.getBoundingClientRect().top;
     const centre = (node) => {

@@ -32,7 +32,9 @@ export function fmt(x, digits = 4) {
  * alternative), appended to `body`. render(res) takes tokens (the queries; also the keys
  * unless key_tokens is given, as in cross-attention), weights [query][key],
  * top_key, and optionally logits (masked: null or -Infinity), masked [query][key]
- * booleans (when there are no logits), entropy_bits and max_entropy_bits (null: unknown).
+ * booleans (when there are no logits), entropy_bits and max_entropy_bits (null: unknown),
+ * row_notes (per query a note, or null: a note replaces the row's top key, e.g. for a row
+ * that sees no key, and is said when one of its cells is read).
  */
 export function patternView(body, { label }) {
   const figure = el("div", "attn-lab__figure");
@@ -56,17 +58,20 @@ export function patternView(body, { label }) {
     result.logits ? isMasked(result.logits[q][k]) : Boolean(result.masked?.[q][k]);
   const known = (a, q) => a && !isMasked(a[q]);
 
+  const note = (q) => result.row_notes?.[q] || null;
+
   function describe(q, k) {
     const t = result.tokens;
     const kt = result.key_tokens || t;
     const w = result.weights[q][k];
+    const row = note(q) ? ` This row sees no key: ${note(q).replace(/^→ /, "")}.` : "";
     if (masked(q, k)) {
-      cellInfo.textContent = `Query “${t[q]}” (${q}) cannot see key “${kt[k]}” (${k}): masked, weight 0.`;
+      cellInfo.textContent = `Query “${t[q]}” (${q}) cannot see key “${kt[k]}” (${k}): masked, weight 0.${row}`;
       return;
     }
     let text = `Query “${t[q]}” (${q}) → key “${kt[k]}” (${k}): weight ${fmt(w)}`;
     if (result.logits) text += `, logit ${fmt(result.logits[q][k], 3)}`;
-    text += ".";
+    text += `.${row}`;
     if (known(result.max_entropy_bits, q) && Number(result.max_entropy_bits[q]) === 0)
       text += " One key visible: it takes all of the row's weight (weight 1, entropy 0 bits).";
     else if (known(result.entropy_bits, q))
@@ -85,16 +90,17 @@ export function patternView(body, { label }) {
       colLabels: kt,
       values: res.weights,
       masked: Array.from(res.weights, (row, q) => Array.from(row, (_, k) => masked(q, k))),
-      rowNotes: res.top_key.map((k, q) => `→ ${kt[k]}${entropy(q)}`),
+      rowNotes: res.top_key.map((k, q) => res.row_notes?.[q] || `→ ${kt[k]}${entropy(q)}`),
     });
     table.fill({
       columns: COLUMNS,
       rows: t.map((token, q) => {
         const k = res.top_key[q];
+        const rowNote = res.row_notes?.[q];
         return [
           token,
-          kt[k],
-          fmt(res.weights[q][k], 3),
+          rowNote ? rowNote.replace(/^→ /, "") : kt[k],
+          rowNote ? "—" : fmt(res.weights[q][k], 3),
           known(res.entropy_bits, q) ? fmt(res.entropy_bits[q], 3) : "—",
           known(res.max_entropy_bits, q) ? fmt(res.max_entropy_bits[q], 3) : "—",
         ];

@@ -102,9 +102,12 @@ def run_lab(name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with numpy arrays and scalars turned into lists and Python numbers."""
+    """``value`` with numpy arrays and scalars turned into lists and Python numbers, inside
+    dicts and lists too (e.g. a list of heads, each with its weights)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f" and not np.isfinite(value).all():
             return np.where(np.isfinite(value), value, None).tolist()
@@ -117,6 +120,21 @@ def _plain(value: Any) -> Any:
 def lab_schema(name: str) -> list[dict[str, Any]]:
     """The parameter schema of lab ``name`` as JSON-able dicts."""
     return schema_as_json(get_lab(name).SCHEMA)
+
+
+def static_view(name: str, result: dict[str, Any], params: dict[str, Any]) -> list:
+    """What lab ``name`` shows of ``result`` (the JSON form, ``run_lab(...)["result"]``)
+    for its validated ``params`` without JavaScript: its module's
+    ``static_view(result, params)``, or
+    :func:`..static.default_view`. A list of :class:`..static.Table` and
+    :class:`..static.Text`; TypeError when a lab's ``static_view`` returns anything else."""
+    from .. import static
+
+    own = getattr(get_lab(name), "static_view", None)
+    parts = own(result, params) if callable(own) else static.default_view(result, params)
+    if not parts or not all(isinstance(p, static.Table | static.Text) for p in parts):
+        raise TypeError(f"labs/{name}.py: static_view must return a non-empty list of Table/Text")
+    return list(parts)
 
 
 def run_lab_json(name: str, params_json: str) -> str:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..attention import attention_logits, causal_mask, entropy_bits, softmax
 from ..params import Param
+from ..static import Table, Text, weights_table
 
 MAX_TOKENS = 128  # the schema's max_items: one position vector each
 
@@ -138,3 +139,29 @@ def compute(params: dict) -> dict:
         "max_entropy_bits": np.log2(mask.sum(axis=-1)),
         "top_key": weights.argmax(axis=-1),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the weights as a table, and what each query attends to most."""
+    preset = {
+        "content": "content head (random W_Q and W_K)",
+        "previous_token": "previous-token head",
+        "first_token": "first-token head",
+        "self": "self head",
+    }[params["preset"]]
+    how = [
+        f"temperature {params['temperature']:g}",
+        "logits divided by sqrt(d_head)" if params["scale"] else "logits not scaled",
+        "causal mask" if params["causal"] else "no mask",
+    ]
+    tokens = result["tokens"]
+    masked = [[x is None for x in row] for row in result["logits"]]
+    caption = (
+        f"Attention weights of a {preset} head ({', '.join(how)}), d_head {params['d_head']}: "
+        "one row per query, one column per key; each row sums to 1."
+    )
+    tops = "; ".join(f"{t} → {tokens[k]}" for t, k in zip(tokens, result["top_key"], strict=True))
+    return [
+        weights_table(caption, tokens, tokens, result["weights"], masked=masked),
+        Text(f"Each query's top key: {tops}."),
+    ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..params import Param
+from ..static import Table, Text
 from .eight_heads import D_HEAD, D_MODEL, KINDS, N_HEADS, check_query, layer
 from .eight_heads import SCHEMA as EIGHT_SCHEMA
 
@@ -59,3 +60,24 @@ def compute(params: dict) -> dict:
         "output": output[i],
         "sum_error": float(np.max(np.abs(contributions.sum(axis=0) - output[i]))),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: each head's share of the query's output row."""
+    q = result["query"]
+    rows = [
+        (f"head {h + 1}", (kind, result["widths"][h], result["offsets"][h], result["norms"][h]))
+        for h, kind in enumerate(result["kinds"])
+    ]
+    caption = (
+        f"Query “{result['tokens'][q]}” ({q}): each head's output o^h, its place in the "
+        "concatenation, and the length of its contribution o^h W_O^h to the output."
+    )
+    columns = ("Head", "Built to", "Width (d_head)", "Starts at", "Length of o^h W_O^h")
+    return [
+        Table(caption, columns, rows),
+        Text(
+            f"The {len(rows)} contributions add up to the layer's output row of d_model = "
+            f"{result['d_model']} numbers (largest difference {result['sum_error']:.1e})."
+        ),
+    ]

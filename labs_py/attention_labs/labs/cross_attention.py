@@ -43,6 +43,7 @@ from ..attention import (
     scaled_dot_product_attention,
 )
 from ..params import LabParameterError, Param
+from ..static import Table, Text, weights_table
 
 D_MODEL = 32  # width of the random token embeddings
 D_HEAD = 16  # width of queries, keys and values
@@ -259,3 +260,21 @@ def compute(params: dict) -> dict:
         "causal": params["causal"],
         "source_padding_mask": params["source_padding_mask"],
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the cross-attention weights, target queries by source keys."""
+    masked = [[x is None for x in row] for row in result["logits"]]
+    caption = (
+        "Cross-attention weights: one row per target token (the queries), one column per "
+        "source token (the keys and values); each row sums to 1."
+    )
+    parts = [
+        weights_table(
+            caption, result["tokens"], result["key_tokens"], result["weights"], masked=masked
+        )  # fmt: skip
+    ]
+    if result["unseen_keys"]:
+        unseen = ", ".join(result["key_tokens"][k] for k in result["unseen_keys"])
+        parts.append(Text(f"No query can read the masked source keys ({unseen})."))
+    return parts

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..attention import entropy_bits, multi_head_attention
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 D_MODEL, N_HEADS = 64, 8
 D_HEAD = D_MODEL // N_HEADS  # 8
@@ -168,3 +169,24 @@ def compute(params: dict) -> dict:
         "n_heads": N_HEADS,
         "d_head": D_HEAD,
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the chosen query's row in every head."""
+    q, tokens = result["query"], result["tokens"]
+    rows = [
+        (f"head {h + 1}: {kind}", result["weights"][h][q]) for h, kind in enumerate(result["kinds"])
+    ]
+    caption = (
+        f"Query “{tokens[q]}” ({q}) in each of the {result['n_heads']} heads "
+        f"(d_head {result['d_head']}): its weight on every key; each row sums to 1."
+    )
+    return [
+        Table(caption, ("Head \\ key", *tokens), rows, digits=2, shade=True),
+        Text(
+            "Mean entropy of each head's rows, in bits (at most "
+            f"{result['max_entropy_bits']:.2f}): "
+            + ", ".join(f"head {h + 1} {e:.2f}" for h, e in enumerate(result["mean_entropy_bits"]))
+            + "."
+        ),
+    ]

@@ -12,6 +12,7 @@ forward pass for the picked n_heads. No weights are drawn: it is arithmetic on s
 from __future__ import annotations
 
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 SPLITS = (1, 2, 4, 8)  # the head counts compared side by side
 MATRICES = ("W_Q", "W_K", "W_V", "W_O")
@@ -86,3 +87,23 @@ def compute(params: dict) -> dict:
         "shapes": shapes(d_model, n_heads, params["seq_len"]),
         "formula_total": 4 * d_model**2 + (4 * d_model if bias else 0),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the parameters of W_Q, W_K, W_V and W_O for each split."""
+    rows = [
+        (
+            f"{s['n_heads']} head{'s' if s['n_heads'] > 1 else ''}",
+            (s["d_head"], *(s["parts"][m] for m in ("W_Q", "W_K", "W_V", "W_O")), s["total"]),
+        )
+        for s in result["splits"]
+    ]
+    caption = (
+        f"Parameters of one attention layer with d_model = {result['d_model']}"
+        f"{' and biases' if result['bias'] else ''}, split into more or fewer heads."
+    )
+    columns = ("n_heads", "d_head", "W_Q", "W_K", "W_V", "W_O", "Total")
+    return [
+        Table(caption, columns, rows),
+        Text(f"Every split has the same total: {result['formula_total']:,d} parameters."),
+    ]

@@ -17,6 +17,7 @@ from .. import real_maps
 from ..attention import entropy_bits, softmax
 from ..models import induction
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 DEFAULT = list("QWERTYUIOPQWERTYUIOP")
 
@@ -89,3 +90,42 @@ def compute(params):
             float(np.mean([predicted[q] == ids[q + 1] for q in knowable])) if knowable else None
         ),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: every head's scores, and the model's next-letter guesses."""
+    heads = Table(
+        "Every head's induction and previous-token scores on this sequence.",
+        ("Head", "Induction", "Previous token"),
+        [
+            (f"layer {h['layer']}, head {h['head']}", (h["induction"], h["previous_token"]))
+            for h in result["heads"]
+        ],
+    )
+    tokens = result["tokens"]
+    guesses = Table(
+        "After each letter, the letter the model predicts next, and its probability.",
+        ("Position", "Letter", "Next (actual)", "Predicted", "Probability"),
+        [
+            (
+                str(i),
+                (
+                    t,
+                    tokens[i + 1] if i + 1 < len(tokens) else None,
+                    result["predicted"][i],
+                    result["confidence"][i],
+                ),
+            )
+            for i, t in enumerate(tokens)
+        ],  # fmt: skip
+        digits=2,
+    )
+    parts = [heads, guesses]
+    if result["copy_accuracy"] is not None:
+        parts.append(
+            Text(
+                f"Of the repeated positions, {100 * result['copy_accuracy']:.0f}% have their "
+                "next letter predicted right."
+            )
+        )
+    return parts

@@ -21,6 +21,7 @@ import numpy as np
 from ..attention import entropy_bits
 from ..models import induction
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 SCHEMA = (
     Param(
@@ -88,3 +89,26 @@ def compute(params):
         "entropy_bits": entropy_bits(weights),
         "max_entropy_bits": np.log2(np.arange(1, n + 1)),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the training curve at the steps whose maps are kept."""
+    keys = ("loss", "loss_repeated", "loss_random", "induction", "previous_token")
+    rows = []
+    for step in result["map_steps"]:
+        i = result["steps"].index(step)
+        rows.append((f"{step:,d}", tuple(result[k][i] for k in keys)))
+    caption = (
+        f"Training of the two-layer model: loss (on all letters, on the letters that copy an "
+        f"earlier one, on the others) and the scores of layer {params['layer']}, head "
+        f"{params['head']} at eight steps."
+    )
+    columns = ("Step", "Loss", "Loss on copies", "Loss on the rest", "Induction score",
+               "Previous-token score")  # fmt: skip
+    formed = result["formed_at_step"]
+    text = (
+        f"This head's induction score first reaches {result['threshold']} at step {formed:,d}."
+        if formed is not None
+        else f"This head's induction score never reaches {result['threshold']}."
+    )
+    return [Table(caption, columns, rows), Text(text)]

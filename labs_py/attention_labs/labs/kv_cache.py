@@ -25,6 +25,7 @@ import numpy as np
 
 from ..attention import causal_mask
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 SCHEMA = (
     Param(
@@ -222,3 +223,26 @@ def compute(params: dict) -> dict:
         "kv_rows": {"with_cache": n_kv, "without_cache": n_kv * (t + 1)},
         "scores": n_heads * (t + 1),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: what the cache of key/value head 1 holds at this step."""
+    tokens, t = result["tokens"], result["step"]
+    readers = [h for h, kv in enumerate(result["kv_head_of"]) if kv == 0]
+    rows = []
+    for j, token in enumerate(tokens):
+        state = "cached" if j < t else "new: appended" if j == t else "not generated yet"
+        weights = [result["weights"][h][j] if j <= t else None for h in readers]
+        rows.append((token, (state, *weights)))
+    caption = (
+        f"The cache of key/value head 1 at step {t + 1} of {len(tokens)}, and the weight "
+        "each query head that reads it puts on every cached key."
+    )
+    columns = ("Token", "Row", *(f"w, head {h + 1}" for h in readers))
+    return [
+        Text(
+            f"Step {t + 1} of {len(tokens)}: “{tokens[t]}” is the new token. The cached "
+            f"step equals full causal attention up to {result['max_diff']:.1e} at every step."
+        ),
+        Table(caption, columns, rows, digits=3),
+    ]

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 
 def _polar(degrees: float, length: float) -> tuple[float, float]:
@@ -187,3 +188,33 @@ def compute(params: dict) -> dict:
         "nearest_before": int(np.argmax(cos_before)),
         "nearest_after": int(np.argmax(cos_after)),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: what the word reads, and how close it is to each sense."""
+    reads = ", ".join(
+        f"“{w}” {x:.2f}" for w, x in zip(result["context_words"], result["weights"], strict=True)
+    )
+
+    def point(v):
+        return f"({v[0]:.2f}, {v[1]:.2f})"
+
+    senses = result["sense_names"]
+    before, after = senses[result["nearest_before"]], senses[result["nearest_after"]]
+    text = (
+        f"“{result['word']}” reads nothing: its vector stays {point(result['embedding'])}."
+        if result["reads_nothing"]
+        else f"“{result['word']}” reads {reads}: its vector moves from "
+        f"{point(result['embedding'])} to {point(result['updated'])}, nearest to the sense "
+        f"“{before}” before and “{after}” after."
+    )
+    table = Table(
+        f"How close “{result['word']}” is to each sense (cosine similarity) before and after.",
+        ("Sense", "Before", "After"),
+        [
+            (s, (b, a))
+            for s, b, a in zip(senses, result["cos_before"], result["cos_after"], strict=True)
+        ],  # fmt: skip
+        digits=2,
+    )
+    return [Text(text), table]

@@ -1,9 +1,9 @@
 """Lab: count the parameters of a transformer, part by part.
 
-The reader picks a published model (GPT-2 small to XL, BERT-base, GPT-3 175B, Llama-2-70B)
-or describes one; the lab returns how many parameters sit in attention, in the MLPs, in the
-embeddings and in the norms, per layer and in total, with and without bias vectors, and the
-same split for every preset (for one stacked bar per model).
+The reader picks a published model (GPT-2 small to XL, BERT-base, GPT-3 175B, Llama-2-7B and
+70B, Mistral-7B, Llama-3-8B) or describes one; the lab returns how many parameters sit in
+attention, in the MLPs, in the embeddings and in the norms, per layer and in total, with and
+without bias vectors, and the same split for every preset (for one stacked bar per model).
 
 What is counted, per layer (d = d_model, kv = n_kv_heads * d_head, d_head = d / n_heads):
 
@@ -24,11 +24,26 @@ are the bias vectors of the linear maps; a LayerNorm's shift is counted with the
 
 Every count is a Python int (exact); the presets' totals are checked against the
 published checkpoints in tests/python/test_lab_param_calculator.py.
+
+Where the presets come from (n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab, context):
+GPT-2: Radford et al. 2019, Table 2, and the released configs (context 1,024, vocab 50,257);
+BERT-base: Devlin et al. 2019, section 3 (bert-base-uncased's config: vocab 30,522);
+GPT-3 175B: Brown et al. 2020, Table 2.1; Llama-2-7B and 70B: Touvron et al. 2023
+(arXiv:2307.09288), Table 1 and section 2.2 (GQA in 34B and 70B only; d_ff and vocab from the
+released configs); Mistral-7B: Jiang et al. 2023 (arXiv:2310.06825), Table 1 (dim 4,096,
+32 layers, head_dim 128, hidden_dim 14,336, 32 heads, 8 key/value heads, window 4,096,
+context 8,192, vocab 32,000); Llama-3-8B: Llama Team 2024, "The Llama 3 Herd of Models"
+(arXiv:2407.21783), Table 3 (32 layers, d_model 4,096, FFN 14,336, 32 heads, 8 key/value
+heads), with the vocabulary of 128,256 and the context of 8,192 of the released
+Meta-Llama-3-8B config (the paper rounds the vocabulary to 128K; Llama 3.1 extends the
+context to 128K). ``window`` (Mistral-7B only) is a sliding-window attention span: it
+counts no parameters, and the cache_size lab caps the cache with it.
 """
 
 from __future__ import annotations
 
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 # The published configurations. "label" is what the page shows; the rest are the fields of
 # a user-defined model (the "custom" preset), with the BERT-only extras.
@@ -49,6 +64,21 @@ PRESETS: dict[str, dict] = {
         pooler=True,
     ),
     "gpt3-175b": dict(label="GPT-3 175B", d_model=12288, n_layers=96, n_heads=96, context=2048),
+    "llama2-7b": dict(
+        label="Llama-2-7B",
+        d_model=4096,
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=32,
+        d_ff=11008,
+        vocab=32000,
+        context=4096,
+        biases=False,
+        tied=False,
+        mlp="swiglu",
+        norm="rmsnorm",
+        positions="rotary",
+    ),
     "llama2-70b": dict(
         label="Llama-2-70B",
         d_model=8192,
@@ -64,7 +94,40 @@ PRESETS: dict[str, dict] = {
         norm="rmsnorm",
         positions="rotary",
     ),
+    "mistral-7b": dict(
+        label="Mistral-7B",
+        d_model=4096,
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=8,
+        d_ff=14336,
+        vocab=32000,
+        context=8192,
+        window=4096,
+        biases=False,
+        tied=False,
+        mlp="swiglu",
+        norm="rmsnorm",
+        positions="rotary",
+    ),
+    "llama3-8b": dict(
+        label="Llama-3-8B",
+        d_model=4096,
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=8,
+        d_ff=14336,
+        vocab=128256,
+        context=8192,
+        biases=False,
+        tied=False,
+        mlp="swiglu",
+        norm="rmsnorm",
+        positions="rotary",
+    ),
 }
+# Facts of a preset that are not fields of the count (what the page shows, the window).
+NOT_COUNTED = ("label", "window")
 # GPT-2's shared choices, filled into every preset that does not say otherwise.
 _GPT2_LIKE = dict(
     vocab=50257,
@@ -83,6 +146,13 @@ for _name, _preset in PRESETS.items():
     _preset.setdefault("n_kv_heads", _preset["n_heads"])
     _preset.setdefault("d_ff", 4 * _preset["d_model"])
     _preset.setdefault("context", 1024)
+    _preset.setdefault("window", None)  # no sliding window: every key stays readable
+
+
+def spec_of(name: str) -> dict:
+    """The fields of preset ``name`` that :func:`count` reads (no label, no window)."""
+    return {k: v for k, v in PRESETS[name].items() if k not in NOT_COUNTED}
+
 
 PARTS = ("attention", "MLP", "embeddings", "norms", "other")
 
@@ -227,7 +297,7 @@ def count(config: dict) -> dict:
 def config_of(params: dict) -> dict:
     """The model the lab counts: a preset's configuration, or the reader's fields."""
     if params["preset"] != "custom":
-        return {k: v for k, v in PRESETS[params["preset"]].items() if k != "label"}
+        return spec_of(params["preset"])
     return {
         **{k: params[k] for k in _CUSTOM_FIELDS},
         "token_types": 0,
@@ -250,7 +320,7 @@ def compute(params: dict) -> dict:
     label = PRESETS[name]["label"] if name in PRESETS else "Your own model"
     models = []
     for preset, spec in PRESETS.items():
-        c = count({k: v for k, v in spec.items() if k != "label"})
+        c = count(spec_of(preset))
         models.append(
             {"name": preset, "label": spec["label"], "parts": c["parts"], "total": c["total"]}
         )
@@ -259,3 +329,36 @@ def compute(params: dict) -> dict:
             {"name": name, "label": label, "parts": counts["parts"], "total": counts["total"]}
         )
     return {"preset": name, "label": label, "config": config, "counts": counts, "models": models}
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the model's count part by part, and every model's split."""
+    c = result["counts"]
+    layer = c["per_layer"]
+    rows = [
+        ("attention", (layer["attention"], c["parts"]["attention"])),
+        ("MLP", (layer["mlp"], c["parts"]["MLP"])),
+        ("norms", (layer["norms"], c["parts"]["norms"])),
+        ("embeddings", (None, c["parts"]["embeddings"])),
+        ("other", (None, c["parts"]["other"])),
+        ("total", (layer["total"], c["total"])),
+    ]
+    model = Table(
+        f"Parameters of {result['label']}, per layer and in the whole model "
+        f"({result['config']['n_layers']} layers).",
+        ("Part", "One layer", "Whole model"),
+        rows,
+    )
+    every = Table(
+        "Where every model's parameters sit.",
+        ("Model", *PARTS, "Total"),
+        [(m["label"], (*(m["parts"][p] for p in PARTS), m["total"])) for m in result["models"]],
+    )
+    return [
+        model,
+        Text(
+            f"Without biases: {c['total_without_biases']:,d}; without the embeddings: "
+            f"{c['non_embedding']:,d}."
+        ),
+        every,
+    ]

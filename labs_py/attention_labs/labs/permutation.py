@@ -28,6 +28,7 @@ import numpy as np
 
 from ..attention import attention_logits, sinusoidal_positions, softmax
 from ..params import LabParameterError, Param
+from ..static import Table, Text, weights_table
 
 MAX_TOKENS = 32
 D_MODEL = 64  # width of the random word embeddings
@@ -159,3 +160,17 @@ def compute(params: dict) -> dict:
         "pattern_diff": float(np.abs(s_weights[back][:, back] - weights).max()),
         "output_diff": float(np.abs(s_output[back] - output).max()),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the pattern as written, and how the shuffled one compares."""
+    tokens = result["tokens"]
+    caption = "Weights of the sentence as written: one row per query, one column per key."
+    return [
+        weights_table(caption, tokens, tokens, result["weights"]),
+        Text(
+            f"Shuffled to “{' '.join(result['shuffled_tokens'])}”, the pattern and the "
+            "outputs are the same ones, moved with their tokens: after un-shuffling they "
+            f"differ by at most {result['pattern_diff']:.1e} and {result['output_diff']:.1e}."
+        ),
+    ]

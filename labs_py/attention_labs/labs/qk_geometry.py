@@ -18,6 +18,7 @@ import numpy as np
 
 from ..attention import softmax
 from ..params import Param
+from ..static import Table, Text
 
 EXTENT = 3.0  # every coordinate lies in [-EXTENT, EXTENT]
 N_KEYS = 4
@@ -79,3 +80,25 @@ def compute(params: dict) -> dict:
         "weights": weights,
         "top_key": int(np.argmax(weights)),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: each key's score with its length and angle, and its weight."""
+    q = result["query"]
+    rows = [
+        (
+            f"key {j + 1}",
+            (f"({k[0]:g}, {k[1]:g})", result["key_lengths"][j], result["angles_deg"][j],
+             result["scores"][j], result["weights"][j]),
+        )
+        for j, k in enumerate(result["keys"])
+    ]  # fmt: skip
+    caption = (
+        f"Query ({q[0]:g}, {q[1]:g}), length {result['query_length']:.2f}: each key's score "
+        "q · k = |q| |k| cos(angle), and its weight after the softmax."
+    )
+    columns = ("Key", "Vector", "Length", "Angle (degrees)", "Score q · k", "Weight")
+    return [
+        Table(caption, columns, rows, digits=2),
+        Text(f"Key {result['top_key'] + 1} gets the most weight."),
+    ]

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..attention import softmax
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 D_MODEL = 64
 MAX_TOKENS = 32
@@ -135,3 +136,19 @@ def compute(params: dict) -> dict:
         "weights": weights,
         "top_key": int(np.argmax(weights)),
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the picked query's score with every key, and its weights."""
+    tokens, q = result["tokens"], result["query"]
+    rows = [
+        (f"{t} ({j})", (result["scores"][j], result["weights"][j])) for j, t in enumerate(tokens)
+    ]
+    caption = (
+        f"Query “{tokens[q]}” ({q}), d_head {result['d_head']}: its score q · k with every "
+        "key, and the weights (softmax of the scores divided by sqrt(d_head))."
+    )
+    return [
+        Table(caption, ("Key", "Score", "Weight"), rows, digits=3),
+        Text(f"It attends most to “{tokens[result['top_key']]}” ({result['top_key']})."),
+    ]

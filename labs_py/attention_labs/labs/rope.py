@@ -21,6 +21,7 @@ import numpy as np
 
 from ..attention import apply_rope
 from ..params import LabParameterError, Param
+from ..static import Table, Text, spread
 
 SCHEMA = (
     Param("d_head", "integer", 64, "Width of the query and the key (even).", 2, 128),
@@ -77,3 +78,24 @@ def compute(params: dict) -> dict:
         "key_a": params["key_a"],
         "key_b": params["key_b"],
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the two score curves at a few offsets."""
+    a, b = result["key_a"], result["key_b"]
+    rows = [
+        (str(result["offsets"][i]), (result["score_a"][i], result["score_b"][i]))
+        for i in spread(len(result["offsets"]), 12)
+    ]
+    caption = (
+        "The score q · k / sqrt(d_head) with RoPE, by how far the query is after the key "
+        f"(d_head {params['d_head']}, base {params['base']:g})."
+    )
+    columns = ("Offset", f"Key at position {a}", f"Key at position {b}")
+    return [
+        Table(caption, columns, rows),
+        Text(
+            f"The two curves differ by at most {result['curve_diff']:.1e}: the score depends "
+            f"only on the offset. Without RoPE it is {result['unrotated']:.3f} at every offset."
+        ),
+    ]

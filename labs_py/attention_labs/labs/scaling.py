@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 D_HEADS = (4, 8, 16, 32, 64, 128, 256, 512)  # the widths plotted, powers of two
 
@@ -136,3 +137,20 @@ def compute(params: dict) -> dict:
         "max_gradient": math.sqrt(1 / n - 1 / n**2),
         "marker": {"d_head": d, "index": D_HEADS.index(d)},
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: entropy and gradient by width, scaled and unscaled."""
+    s, u = result["scaled"], result["unscaled"]
+    rows = [
+        (str(d), (s["entropy_bits"][i], u["entropy_bits"][i], s["gradient"][i], u["gradient"][i]))
+        for i, d in enumerate(result["d_heads"])
+    ]
+    caption = (
+        f"Random queries and keys, {result['seq_len']} of each: mean row entropy (bits, at most "
+        f"{result['max_entropy_bits']:.2f}) and the softmax's gradient size, with and without "
+        "dividing by sqrt(d_head)."
+    )
+    columns = ("d_head", "Entropy, scaled", "Entropy, unscaled", "Gradient, scaled",
+               "Gradient, unscaled")  # fmt: skip
+    return [Table(caption, columns, rows)]

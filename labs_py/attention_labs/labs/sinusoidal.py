@@ -18,6 +18,7 @@ import numpy as np
 
 from ..attention import rope_frequencies, sinusoidal_positions
 from ..params import LabParameterError, Param
+from ..static import Table, Text, spread
 
 SCHEMA = (
     Param("d_model", "integer", 64, "Width of each encoding (even).", 2, 256),
@@ -62,3 +63,28 @@ def compute(params: dict) -> dict:
         "offsets": np.arange(n) - p,
         "dots": encodings @ encodings[p],
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: how a position's encoding matches its neighbours', and the
+    first dimensions' wavelengths."""
+    p = result["position"]
+    rows = [
+        (f"{result['offsets'][i]:+d}", (p + result["offsets"][i], result["dots"][i]))
+        for i in spread(len(result["offsets"]), 13)
+    ]
+    dots = Table(
+        f"The dot product of position {p}'s encoding with the encoding of position {p} + offset.",
+        ("Offset", "Position", "Dot product"),
+        rows,
+        digits=2,
+    )
+    waves = ", ".join(f"{w:.1f}" for w in result["wavelengths"][:6])
+    return [
+        dots,
+        Text(
+            f"The {len(result['wavelengths'])} pairs of dimensions turn at wavelengths from "
+            f"{result['wavelengths'][0]:.2f} to {result['wavelengths'][-1]:,.0f} positions "
+            f"(the first six: {waves})."
+        ),
+    ]

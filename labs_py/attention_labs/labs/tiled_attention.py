@@ -27,6 +27,7 @@ import numpy as np
 
 from ..attention import causal_mask, scaled_dot_product_attention
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 SCHEMA = (
     Param("seq_len", "integer", 16, "Number of tokens (queries and keys).", 2, 64),
@@ -207,3 +208,28 @@ def compute(params: dict) -> dict:
             "memory_tiled": [memory_floats(s, d, bq, bk)["tiled"] for s in SWEEP],
         },
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the tiling, its error, and memory against plain attention."""
+    m = result["memory"]
+    sweep = result["sweep"]
+    rows = [
+        (f"{n:,d}", (sweep["work"][i], sweep["memory_plain"][i], sweep["memory_tiled"][i]))
+        for i, n in enumerate(sweep["seq_len"])
+    ]
+    return [
+        Text(
+            f"seq_len {result['seq_len']} in blocks of {result['block_q']} queries and "
+            f"{result['block_k']} keys: {len(result['tiles'])} tiles. The tiled output equals "
+            f"plain attention up to {result['max_abs_diff']:.1e}. Besides its inputs and "
+            f"output it holds {m['tiled']:,d} numbers, where plain attention holds the "
+            f"{m['plain']:,d} scores."
+        ),
+        Table(
+            "Work (FLOPs, the same for both methods) and numbers held besides the inputs and "
+            "the output, by seq_len.",
+            ("seq_len", "Work (FLOPs)", "Held, plain", "Held, tiled"),
+            rows,
+        ),
+    ]

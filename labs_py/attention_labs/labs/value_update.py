@@ -31,6 +31,7 @@ import numpy as np
 
 from ..attention import entropy_bits, scaled_dot_product_attention
 from ..params import LabParameterError, Param
+from ..static import Table, Text
 
 D_MODEL = 16  # the synthetic embeddings' width: small enough to print, wide enough to matter
 MAX_TOKENS = 64  # the schema's max_items: one position vector each
@@ -186,3 +187,23 @@ def compute(params: dict) -> dict:
         },
         "shapes": [{"name": n, "shape": list(s)} for n, s in shapes],
     }
+
+
+def static_view(result: dict, params: dict) -> list[Table | Text]:
+    """Without JavaScript: the query's weights, every value row, and its output."""
+    tokens, q = result["tokens"], result["query"]
+    d_head = result["d_head"]
+    rows = [(f"{t} ({j})", (result["row"][j], *result["values"][j])) for j, t in enumerate(tokens)]
+    caption = (
+        f"Query “{tokens[q]}” ({q}): its weight on every token, and each token's value "
+        f"v (d_head = {d_head})."
+    )
+    columns = ("Token", "Weight", *(f"v[{i}]" for i in range(d_head)))
+    out = ", ".join(f"{x:.3f}" for x in result["output"])
+    return [
+        Table(caption, columns, rows),
+        Text(
+            f"The output is the weighted sum of the values: ({out}). Mapped to d_model = "
+            f"{result['d_model']} by W_O, it is added to the token's vector."
+        ),
+    ]
