@@ -249,7 +249,7 @@ def rms_norm(x, gain, eps=CONFIG["rms_eps"]):
     axis; no mean is subtracted and there is no bias. x (..., d_model), gain (d_model,) ->
     x's shape, float32."""
     x = np.asarray(x, dtype=np.float32)
-    mean_square = np.mean(x * x, axis=-1, keepdims=True)  # (..., 1)
+    mean_square = (x * x).sum(axis=-1, keepdims=True) / np.float32(x.shape[-1])  # (..., 1)
     return gain * (x * (np.float32(1.0) / np.sqrt(mean_square + np.float32(eps))))
 
 
@@ -304,8 +304,9 @@ def attention_block(x, layer, positions, cache=None, layer_index=0, head_scale=N
     q = linear(x, layer["W_Q"]).reshape(seq_len, n_heads, d_head).transpose(1, 0, 2)
     k = linear(x, layer["W_K"]).reshape(seq_len, n_kv, d_head).transpose(1, 0, 2)
     v = linear(x, layer["W_V"]).reshape(seq_len, n_kv, d_head).transpose(1, 0, 2)
-    q = apply_rope(q, positions, cfg["rope_base"])  # (n_heads, seq_len, d_head), float64
-    k = apply_rope(k, positions, cfg["rope_base"]).astype(np.float32)  # (n_kv, seq_len, d_head)
+    # queries and keys turned by their positions, in one call (n_heads + n_kv, seq_len, d_head)
+    turned = apply_rope(np.concatenate([q, k]), positions, cfg["rope_base"])  # float64
+    q, k = turned[:n_heads], turned[n_heads:].astype(np.float32)
     if cache is not None:
         k, v = cache.append(layer_index, k, v)  # (n_kv, n_keys, d_head): past and new
     n_keys = k.shape[1]
