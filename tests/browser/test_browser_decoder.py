@@ -142,6 +142,9 @@ def test_next_token_a_chosen_token_and_a_short_generation(rec):
     want = cpython(text=PROMPT, action="generate", ids=",".join(map(str, got["ids"][:8])), n_new=3)
     assert got["ids"] == want["ids"]  # greedy, the same tokens as CPython
     assert "Added" in got["facts"] and got["lastRun"]["ms_per_token"] > 0
+    from build_scripts.gates.check_site import _axe_problems
+
+    assert _axe_problems(rec.page, "explorer, SmolLM2 token by token") == []
     assert weight_requests(rec) and len(set(weight_requests(rec))) == 2  # weights + tokenizer
 
 

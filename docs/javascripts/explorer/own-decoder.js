@@ -188,9 +188,10 @@ export class DecoderView {
     this.nextList.replaceChildren(
       ...result.next.map(({ id, text, p }) => {
         const li = el("li");
-        const b = button(`${shownToken(text)} ${pct(p)}`, "attn-own__token");
+        const shown = `${shownToken(text)} ${pct(p)}`;
+        const b = button(shown, "attn-own__token");
         b.dataset.id = String(id);
-        b.setAttribute("aria-label", `Add ${shownToken(text)}, probability ${pct(p)}`);
+        b.setAttribute("aria-label", `Add ${shown}`); // the visible text, as axe asks
         b.disabled = full;
         b.addEventListener("click", () => this.actions.step("next", { token: id }));
         li.append(b);
