@@ -150,7 +150,7 @@ def test_next_token_a_chosen_token_and_a_short_generation(rec):
 
 def test_refused_memory_is_a_message_and_the_page_keeps_working(rec):
     """The worker's Python is told to fail allocating the weights (as a browser that refuses
-    0.7 GB does); the panel says so, and the explorer keeps drawing."""
+    0.8 GB does); the panel says so, and the explorer keeps drawing."""
     p = rec.page
     breaking = (
         "import attention_labs.models.smollm2 as m, attention_labs.models.own_decoder as d\n"

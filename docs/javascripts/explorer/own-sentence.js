@@ -143,7 +143,7 @@ function modes(own) {
       label: "Your prompt",
       value: d.default,
       maxLength: 2000,
-      about: `Type a prompt and press Run: the real ${dname}, a decoder of ${d.n_layers} layers whose ${d.n_heads} query heads share ${d.n_kv_heads} key/value heads, computes its attention here, in your browser, with the NumPy code of attention_labs/models/smollm2.py, and predicts the next token; then add tokens one at a time. Run downloads the model once: ${size} (its 4-bit weights exactly as the GGUF file stores them, and its tokenizer), then keeps it in your browser's cache for the next visit; as numbers it takes about 0.7 GB of memory. Your text is not sent anywhere. Weights: Hugging Face, `,
+      about: `Type a prompt and press Run: the real ${dname}, a decoder of ${d.n_layers} layers whose ${d.n_heads} query heads share ${d.n_kv_heads} key/value heads, computes its attention here, in your browser, with the NumPy code of attention_labs/models/smollm2.py, and predicts the next token; then add tokens one at a time. Run downloads the model once: ${size} (its 4-bit weights exactly as the GGUF file stores them, and its tokenizer), then keeps it in your browser's cache for the next visit; as numbers it takes about 0.8 GB of memory. Your text is not sent anywhere. Weights: Hugging Face, `,
       hint: `At most ${d.max_prompt_tokens} tokens with the <|endoftext|> put in front, ${d.max_tokens} with the ones added; Ctrl+Enter runs it too.`,
       idle: `Nothing downloaded yet; Run fetches ${size} once.`,
       empty: "Type a prompt first: the box is empty.",

@@ -143,15 +143,17 @@ def load(weights_url: str = "", tokenizer_url: str = "", key: str = ""):
             weights = smollm2.load_weights(data)
         except MemoryError:
             raise ValueError(
-                "Your browser refused the memory the model needs (about 0.7 GB for its "
-                "weights as float32): close other tabs, or try a desktop browser"
+                "Your browser refused the memory the model needs (about 0.8 GB, its "
+                "weights as float32 among it): close other tabs, or try a desktop browser"
             ) from None
-        if key == "vendored" or len(key) != 64:
+        if len(key) == 64:
+            key_sha = key  # the page checked the download against this sha256 already
+        elif sys.platform == "emscripten":
+            key_sha = ""  # a page's cells: hashing 97 MB in WebAssembly is a long pause
+        else:
             import hashlib
 
             key_sha = hashlib.sha256(data).hexdigest()
-        else:
-            key_sha = key  # the page checked the download against it already
         del data
         _MODEL[key] = (tokenizer, weights, key_sha, (time.perf_counter() - t0) * 1000)
     return _MODEL[key]
