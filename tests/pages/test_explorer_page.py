@@ -47,3 +47,16 @@ def test_the_induction_score_is_shown_only_where_a_run_of_three_tokens_repeats()
     assert real_maps.longest_repeat(tokens["ids"], tokens["special"]) >= 3
     js = (ROOT / "docs" / "javascripts" / "explorer" / "parts.js").read_text("utf-8")
     assert "export const MIN_REPEAT = 3;" in js
+
+
+def test_the_decoders_download_and_memory_are_the_files():
+    """SmolLM2's Run: the repacked weights and tokenizer of docs/vendor/smollm2/ (make vendor),
+    and its 134.5 M weights as float32 (the whole worker's peak, 0.77 GB here, is measured by
+    build_scripts/bench/bench_smollm2.py, not by a test)."""
+    claim("Run downloads about 98 MB once")
+    manifest = json.loads((ROOT / "docs/vendor/smollm2/smollm2.json").read_text("utf-8"))
+    files = manifest["files"]
+    wire = files["smollm2-135m.q4_1.safetensors"]["bytes"] + files["tokenizer.json"]["bytes"]
+    assert round(wire / 1e6) == 98
+    claim("needs about 0.8 GB of memory (0.54 GB of it the weights as float32")
+    assert round(sum(manifest["values"].values()) * 4 / 1e9, 2) == 0.54

@@ -316,7 +316,7 @@ export class AttentionMap {
    * same views as a precomputed one; the pickers say so (_fillPickers). Picking a sentence
    * or model loads that one again. A model of the index becomes the picked model; another
    * (the induction-head model) leaves the picked one as it was. */
-  showOwn(asset) {
+  showOwn(asset, { query = null } = {}) {
     this.loadToken++; // a precomputed sentence still downloading must not replace it
     this.error.hidden = true;
     const slug = asset.model.slug;
@@ -329,6 +329,7 @@ export class AttentionMap {
     this.compareCache = null;
     this.state.query = null;
     clampToAsset(this.state, asset, null);
+    if (query !== null && query < asset.seq_len) this.state.query = query;
     const yours = asset.sentence.id === "your-letters" ? "Your letters" : "Your sentence";
     this.sentence.textContent = `${yours}: ${asset.sentence.text}`;
     const label = modelLabel(asset.model);

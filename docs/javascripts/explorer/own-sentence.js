@@ -3,20 +3,22 @@
 // NumPy; runtime.runSource), and drawn by the same views as the precomputed maps
 // (map.showOwn). A second source, lesson 12's induction-head model, runs on the reader's
 // letters (models/own_letters.py); its weights come with the labs package, so it downloads
-// nothing more.
+// nothing more. A third, SmolLM2-135M-Instruct, reads the reader's prompt and then adds tokens
+// one at a time (models/own_decoder.py; its controls are own-decoder.js).
 //
-// Nothing downloads until Run. Then the int8 weights and the vocabulary (sizes from the
-// build, build_scripts/minilm/quantise.py) come once, with progress, checked against their
+// Nothing downloads until Run. Then the model's files (sizes from the build,
+// build_scripts/minilm/quantise.py and build_scripts/smollm2/pack.py) come once, with progress, checked against their
 // sha256, and go into the Cache API, so the next visit reads them from the disk. The worker
 // reads them from blob: URLs, so the bytes never travel through JSON. The text stays here.
 import { runtime } from "../runtime/lab-runtime.js";
 import { SITE_ROOT } from "../runtime/site.js";
 import { el, nextTask } from "../ui/dom.js";
+import { DecoderView } from "./own-decoder.js";
 import { button, select, statusLine } from "./parts.js";
 
 const CACHE = "attention-minilm";
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
-let files = null; // Promise of {weights, vocab} blob URLs: once per page load
+const loads = {}; // model -> Promise of {name: blob URL}: once per page load
 
 async function sha256Hex(blob) {
   if (!self.crypto?.subtle) return null; // not a secure context: the check is skipped
@@ -74,24 +76,31 @@ async function fetchFile(file, onBytes) {
   return blob;
 }
 
-/** The model's files as blob: URLs, downloaded (or read from the cache) once per page load. */
-function modelFiles(own, onProgress) {
-  if (!files) {
-    const total = own.weights.bytes + own.vocab.bytes;
-    const got = { weights: 0, vocab: 0 };
+/**
+ * A model's files ({name: {url, bytes, sha256}}) as blob: URLs ({name: url}), downloaded
+ * (or read from the cache) once per page load; `onProgress(bytes, total, cached)`.
+ */
+function modelFiles(model, files, onProgress) {
+  if (!loads[model]) {
+    const names = Object.keys(files);
+    const total = names.reduce((sum, n) => sum + files[n].bytes, 0);
+    const got = Object.fromEntries(names.map((n) => [n, 0]));
     const report = (name) => (n, cached) => {
       got[name] = n;
-      onProgress(got.weights + got.vocab, total, cached);
+      onProgress(
+        Object.values(got).reduce((a, b) => a + b, 0),
+        total,
+        cached,
+      );
     };
-    files = Promise.all([
-      fetchFile(own.weights, report("weights")),
-      fetchFile(own.vocab, report("vocab")),
-    ]).then(([w, v]) => ({ weights: URL.createObjectURL(w), vocab: URL.createObjectURL(v) }));
-    files.catch(() => {
-      files = null; // Retry downloads again
+    loads[model] = Promise.all(names.map((n) => fetchFile(files[n], report(n)))).then((blobs) =>
+      Object.fromEntries(names.map((n, i) => [n, URL.createObjectURL(blobs[i])])),
+    );
+    loads[model].catch(() => {
+      delete loads[model]; // Retry downloads again
     });
   }
-  return files;
+  return loads[model];
 }
 
 const count = (n) => n.toLocaleString("en");
@@ -125,6 +134,21 @@ function modes(own) {
       idle: "Nothing to download: press Run.",
       empty: `Type some letters first: the box is empty (${l.min_letters} to ${l.max_letters} letters A to Z).`,
     };
+  const d = own.decoder;
+  if (d) {
+    const size = mb(d.weights.bytes + d.tokenizer.bytes);
+    const dname = d.model_id.split("/").pop();
+    out.decoder = {
+      option: `${dname}: your prompt, token by token`,
+      label: "Your prompt",
+      value: d.default,
+      maxLength: 2000,
+      about: `Type a prompt and press Run: the real ${dname}, a decoder of ${d.n_layers} layers whose ${d.n_heads} query heads share ${d.n_kv_heads} key/value heads, computes its attention here, in your browser, with the NumPy code of attention_labs/models/smollm2.py, and predicts the next token; then add tokens one at a time. Run downloads the model once: ${size} (its 4-bit weights exactly as the GGUF file stores them, and its tokenizer), then keeps it in your browser's cache for the next visit; as numbers it takes about 0.8 GB of memory. Your text is not sent anywhere. Weights: Hugging Face, `,
+      hint: `At most ${d.max_prompt_tokens} tokens with the <|endoftext|> put in front, ${d.max_tokens} with the ones added; Ctrl+Enter runs it too.`,
+      idle: `Nothing downloaded yet; Run fetches ${size} once.`,
+      empty: "Type a prompt first: the box is empty.",
+    };
+  }
   return out;
 }
 
@@ -148,7 +172,7 @@ export class OwnSentencePanel {
     const title = el("p", "attn-own__title", "Your own sentence");
     title.id = `${id}-title`;
     this.root.append(title);
-    if (this.modes.letters) {
+    if (this.modes.letters || this.modes.decoder) {
       this.modelSel = select(
         "Model",
         `${id}-pick`,
@@ -184,13 +208,25 @@ export class OwnSentencePanel {
     this.error.setAttribute("role", "alert");
     this.errorText = el("p");
     this.retry = button("Retry", "attn-own__retry");
-    this.retry.addEventListener("click", () => this.run());
+    this.retry.addEventListener("click", () => (this.retryAction ?? (() => this.run()))());
     this.error.append(this.errorText, this.retry);
     this.error.hidden = true;
     this.pieces = el("p", "attn-own__pieces");
     this.pieces.hidden = true;
     this.root.append(this.about, this.label, this.text, this.hint, this.runButton);
     this.root.append(this.statusLine.root, this.error, this.pieces);
+    if (own.decoder) {
+      this.decoder = new DecoderView(id, own.decoder, {
+        step: (action, extra) => this.step(action, extra),
+        repeat: (text) => {
+          this.text.value = text;
+          this._length();
+          this.run();
+        },
+      });
+      this.root.append(this.decoder.root);
+      this.decoderResult = null; // the last answer: the ids the next step continues
+    }
     this.root.dataset.state = "idle";
     this._show();
   }
@@ -213,11 +249,13 @@ export class OwnSentencePanel {
     this.text.value = this.values[this.mode];
     this._length();
     this.about.textContent = m.about;
-    if (this.mode === "sentence") {
-      const licence = el("a", null, `${this.own.licence.name} licence`);
-      licence.href = new URL(this.own.licence.url, SITE_ROOT).href;
+    const lic = { sentence: this.own.licence, decoder: this.own.decoder?.licence }[this.mode];
+    if (lic) {
+      const licence = el("a", null, `${lic.name} licence`);
+      licence.href = new URL(lic.url, SITE_ROOT).href;
       this.about.append(licence, ".");
     }
+    if (this.decoder) this.decoder.root.hidden = this.mode !== "decoder" || !this.decoderResult;
     if (!this.busy) this._status(this.runs ? "" : m.idle);
   }
 
@@ -249,8 +287,12 @@ export class OwnSentencePanel {
   }
 
   /** The model's files as blob: URLs, with the download's progress in the status line. */
-  _files() {
-    return modelFiles(this.own, (n, total, cached) =>
+  _files(mode) {
+    const files =
+      mode === "decoder"
+        ? { weights: this.own.decoder.weights, tokenizer: this.own.decoder.tokenizer }
+        : { weights: this.own.weights, vocab: this.own.vocab };
+    return modelFiles(mode, files, (n, total, cached) =>
       this._status(
         cached
           ? "Reading the model from your browser's cache…"
@@ -297,6 +339,8 @@ export class OwnSentencePanel {
       this.text.focus();
       return;
     }
+    if (mode === "decoder") return this.step("run", {});
+    this.retryAction = null;
     this.busy = true;
     this.runButton.disabled = true;
     if (this.modelSel) this.modelSel.select.disabled = true;
@@ -306,7 +350,7 @@ export class OwnSentencePanel {
       let answer;
       if (mode === "letters") answer = await this._python(this.own.letters.source, { text });
       else {
-        const urls = await this._files();
+        const urls = await this._files(mode);
         answer = await this._python(this.own.source, {
           text,
           weights_url: urls.weights,
@@ -346,6 +390,95 @@ export class OwnSentencePanel {
     } finally {
       this.busy = false;
       this.runButton.disabled = false;
+      if (this.modelSel) this.modelSel.select.disabled = false;
+    }
+  }
+
+  /**
+   * The decoder: `action` "run" (read the prompt), "next" (add one token: `extra.token`, or
+   * -1 for the model's choice) or "generate" (`extra.n_new` tokens), in the Python worker
+   * (models/own_decoder.py); the maps go to the explorer's views with the newest token's
+   * row as the head view's query.
+   */
+  async step(action, extra) {
+    if (this.busy) return;
+    const text = this.text.value;
+    const d = this.own.decoder;
+    this.error.hidden = true;
+    if (action === "run" && !text.trim()) {
+      this._fail(this.modes.decoder.empty, false);
+      this.text.focus();
+      return;
+    }
+    if (action === "run" && this._over()) {
+      this._fail(
+        `Your prompt is ${count(text.length)} characters, more than the ${count(this.modes.decoder.maxLength)} this box reads: shorten it and press Run.`,
+        false,
+      );
+      this.text.focus();
+      return;
+    }
+    const last = this.decoderResult;
+    // A step continues the text shown: the prompt it was run with and the tokens so far.
+    const prompt = action === "run" || !last ? text : last.prompt;
+    if (action !== "run" && !last) return this.step("run", {});
+    this.retryAction = () => this.step(action, extra);
+    this.busy = true;
+    this.runButton.disabled = true;
+    this.decoder.busy = true;
+    if (this.modelSel) this.modelSel.select.disabled = true;
+    this.root.dataset.state = "loading";
+    const t0 = performance.now();
+    try {
+      const urls = await this._files("decoder");
+      const answer = await this._python(d.source, {
+        text: prompt,
+        action,
+        ids: action === "run" ? "" : last.result.ids.join(","),
+        ...this.decoder.params(),
+        ...extra,
+        weights_url: urls.weights,
+        tokenizer_url: urls.tokenizer,
+        weights_sha256: d.weights.sha256,
+      });
+      const t1 = performance.now();
+      if (!answer.ok) {
+        this._fail(answer.error, false);
+        return;
+      }
+      const result = answer.result;
+      const { asset, run } = result;
+      this.decoderResult = { prompt, result };
+      this.runs++;
+      this.pieces.hidden = false;
+      this.pieces.textContent = `Tokens (${asset.seq_len}): ${result.pieces.join(" · ")}`;
+      const load = run.load_ms ? `, weights loaded in ${(run.load_ms / 1000).toFixed(1)} s` : "";
+      const what =
+        action === "run"
+          ? `Read ${asset.seq_len} tokens in ${Math.round(run.forward_ms)} ms`
+          : `Added ${result.added.length} token${result.added.length === 1 ? "" : "s"} in ${Math.round(run.forward_ms)} ms (${Math.round(run.ms_per_token)} ms a token, with the KV cache)`;
+      this._status(`${what}${load}, in your browser. The maps below are your text's.`);
+      this.root.dataset.state = "ready";
+      this.decoder.show(result);
+      this.map.showOwn(asset, { query: asset.seq_len - 1 });
+      const t2 = performance.now();
+      this.lastRun = {
+        ...run,
+        mode: "decoder",
+        action,
+        python_ms: t1 - t0,
+        draw_ms: t2 - t1,
+        total_ms: t2 - t0,
+      };
+    } catch (err) {
+      this._fail(
+        `${err.message}. ${err.retry ? "The rest of the page still works; press Retry to try the download again." : "Press Retry."}`,
+        true,
+      );
+    } finally {
+      this.busy = false;
+      this.runButton.disabled = false;
+      this.decoder.busy = false;
       if (this.modelSel) this.modelSel.select.disabled = false;
     }
   }

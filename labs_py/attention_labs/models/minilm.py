@@ -70,7 +70,7 @@ CONFIG = {
 }
 GROUP = 64  # values per int8 scale
 
-_DTYPES = {"F32": "<f4", "F16": "<f2", "I8": "i1", "F64": "<f8", "I64": "<i8"}
+_DTYPES = {"F32": "<f4", "F16": "<f2", "I8": "i1", "U8": "u1", "F64": "<f8", "I64": "<i8"}
 
 
 # ------------------------------------------------------------------------- the weights file
@@ -81,7 +81,7 @@ def read_safetensors(data) -> dict[str, np.ndarray]:
     JSON header {name: {dtype, shape, data_offsets}}, then the raw little-endian data.
 
     Returns {name: read-only array} viewing `data` (no copy). Raises ValueError for a
-    truncated file or a dtype other than F32, F16, F64, I8, I64.
+    truncated file or a dtype other than F32, F16, F64, I8, U8, I64.
     """
     view = memoryview(data).cast("B")
     if len(view) < 8:
@@ -105,16 +105,21 @@ def read_safetensors(data) -> dict[str, np.ndarray]:
 
 
 def write_safetensors(tensors: dict[str, np.ndarray], metadata: dict | None = None) -> bytes:
-    """The safetensors bytes of `tensors` (F32, F16, I8), names sorted: the same arrays give
+    """The safetensors bytes of `tensors` (F32, F16, I8, U8), names sorted: the same arrays give
     the same bytes. The header is padded with spaces to a multiple of 8 bytes."""
-    names = {np.dtype("<f4"): "F32", np.dtype("<f2"): "F16", np.dtype("i1"): "I8"}
+    names = {
+        np.dtype("<f4"): "F32",
+        np.dtype("<f2"): "F16",
+        np.dtype("i1"): "I8",
+        np.dtype("u1"): "U8",
+    }
     header, chunks, offset = {}, [], 0
     if metadata:
         header["__metadata__"] = {k: str(v) for k, v in sorted(metadata.items())}
     for name in sorted(tensors):
         arr = np.ascontiguousarray(tensors[name])
         if arr.dtype.newbyteorder("<") not in names:
-            raise ValueError(f"tensor {name!r}: dtype {arr.dtype} is not F32, F16 or I8")
+            raise ValueError(f"tensor {name!r}: dtype {arr.dtype} is not F32, F16, I8 or U8")
         raw = arr.astype(arr.dtype.newbyteorder("<")).tobytes()
         dtype = names[arr.dtype.newbyteorder("<")]
         header[name] = {

@@ -21,6 +21,7 @@ from ..params import LabParameterError
 SOURCES = {
     "own_sentence": "own_sentence",  # all-MiniLM-L6-v2 on the reader's sentence
     "own_letters": "own_letters",  # lesson 12's induction-head model on the reader's letters
+    "own_decoder": "own_decoder",  # SmolLM2-135M on the reader's prompt, token by token
 }
 
 
