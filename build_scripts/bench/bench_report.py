@@ -96,6 +96,7 @@ SECTIONS: dict[str, str] = {
     "precompute": "bench_precompute",  # real attention maps
     "induction": "bench_induction",  # the induction-head model's training
     "explorer": "bench_explorer",  # the explorer on each model's largest asset
+    "long-tasks": "bench_long_tasks",  # the explorer's longest tasks at 4x CPU throttling
     "minilm": "bench_minilm",  # your own sentence, Chromium against CPython
     "smollm2": "bench_smollm2",  # SmolLM2 token by token, Chromium against CPython
     "engines": "bench_engines",  # start-up in Firefox and WebKit

@@ -19,6 +19,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # Shared memory in /tmp, not /dev/shm (64 MB in many containers: renderers crashed there).
+    "--disable-dev-shm-usage",
     # Without this Chromium itself looks up Google hosts; tests serve on 127.0.0.1 only.
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
