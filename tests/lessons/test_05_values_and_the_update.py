@@ -247,8 +247,8 @@ def test_trained_value_maps_copy_and_move_as_the_prose_says():
     claim(f"(the mean cosine of the angle is {mover['cosine']:.3f})".replace("-", "\u2212"))
     claim(f"it favours its own letter for {mover['copies']} of the 26)")
     claim(
-        f'for {reads} of the 26 letters, the best match is the key that says "the letter '
-        f'before me was this same letter". Against the keys of the plain embeddings, {plain} '
-        "of 26."
+        f"for {reads} of the 26 letters, the query's best match is the key that says "
+        f'"the letter before me was this same letter". With keys made from the plain '
+        f"embeddings instead, the best match is the letter itself for {plain} of 26"
     )
     claim("(Elhage et al., 2021)")

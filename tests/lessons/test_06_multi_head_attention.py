@@ -370,7 +370,7 @@ def test_one_head_serving_two_needs_splits_its_budget_and_two_heads_do_not():
     claim(f"it takes more of the budget, {lean[3]:.2f} against {lean[0]:.2f}")
     claim(
         f"The previous-token head puts {prev_w[3]:.2f} on *on* and the same-word head "
-        f"{same_w[0]:.2f} on *the*"
+        f"{same_w[0]:.2f} on the first *the*"
     )
     claim(f"and a score of {strength:g} for a matching key, 0 for any other;")
     assert "(#try-it-in-python)" in SOURCE and "## Try it in Python" in SOURCE
