@@ -464,7 +464,7 @@ def test_scaled_rows_keep_their_spread_at_every_width():
         f"{max(sc['entropy_bits']):.2f} bits (a uniform row would have "
         f"{res['max_entropy_bits']:g}), and the median row's \\(\\lVert J \\rVert_F\\) stays "
         f"between {min(sc['gradient']):.4f} and {max(sc['gradient']):.4f} (the lab prints it "
-        'to the same four decimals, as "gradient size").'
+        'to the same four decimals, as the "Jacobian norm").'
     )
     claim(f"What the default view shows, with {res['seq_len']} rows:")
 

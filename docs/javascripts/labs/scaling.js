@@ -63,7 +63,7 @@ export function mount(body, lab) {
     format: (v) => v.toFixed(2),
   });
   const gradient = lineChart(gradientBox, {
-    label: "Size of the softmax gradient (median row's Jacobian norm) against d_head",
+    label: "Norm of the softmax's Jacobian, ‖J‖_F (median row), against d_head",
     xLabel: "d_head",
     yLabel: "‖J‖ of the median row",
     xLog2: true,
@@ -93,7 +93,7 @@ export function mount(body, lab) {
       `At d_head = ${res.marker.d_head}, over ${res.seq_len} random rows: mean entropy ` +
       `${Number(res.scaled.entropy_bits[i]).toFixed(2)} bits scaled, ` +
       `${Number(res.unscaled.entropy_bits[i]).toFixed(2)} unscaled (a uniform row has ` +
-      `${res.max_entropy_bits.toFixed(2)}); gradient size ` +
+      `${res.max_entropy_bits.toFixed(2)}); Jacobian norm ‖J‖_F ` +
       `${Number(res.scaled.gradient[i]).toFixed(4)} scaled, ` +
       `${Number(res.unscaled.gradient[i]).toFixed(4)} unscaled.`;
   }

@@ -148,9 +148,9 @@ def static_view(result: dict, params: dict) -> list[Table | Text]:
     ]
     caption = (
         f"Random queries and keys, {result['seq_len']} of each: mean row entropy (bits, at most "
-        f"{result['max_entropy_bits']:.2f}) and the softmax's gradient size, with and without "
-        "dividing by sqrt(d_head)."
+        f"{result['max_entropy_bits']:.2f}) and the norm of the softmax's Jacobian, ‖J‖_F "
+        "(how much gradient the softmax lets through), with and without dividing by sqrt(d_head)."
     )
-    columns = ("d_head", "Entropy, scaled", "Entropy, unscaled", "Gradient, scaled",
-               "Gradient, unscaled")  # fmt: skip
+    columns = ("d_head", "Entropy, scaled", "Entropy, unscaled", "‖J‖_F, scaled",
+               "‖J‖_F, unscaled")  # fmt: skip
     return [Table(caption, columns, rows)]
