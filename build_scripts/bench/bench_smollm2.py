@@ -107,8 +107,8 @@ def _bench(repeats, prompt, contexts):
 """
 
 
-def worker_code(repeats: int) -> str:
-    call = f"_bench({repeats}, {PROMPT!r}, {CONTEXTS!r})"
+def worker_code(repeats: int, contexts=CONTEXTS) -> str:
+    call = f"_bench({repeats}, {PROMPT!r}, {tuple(contexts)!r})"
     return f"{BENCH_CODE}\nprint(json.dumps({call}))\n"
 
 

@@ -5,9 +5,11 @@ Pyodide and NumPy, the built site on one cross-origin isolated local server (as
 
 In each engine: every page loads without a JavaScript error, a lab recomputes in Python
 equal to CPython, a cell runs and Stop works (KeyboardInterrupt where the engine gives an
-isolated page shared memory, else the restart path), exercises check, and the explorer
-draws its grid and opens a head. One browser per engine for the whole module; the lesson
-page (and so Python) is loaded once per engine and shared by the tests that use it.
+isolated page shared memory, else the restart path), exercises check, the explorer
+draws its grid and opens a head, and its own sentence with SmolLM2-135M reads a short
+prompt (97.8 MB of weights downloaded and dequantised) and predicts CPython's next token.
+One browser per engine for the whole module; the lesson page (and so Python) is loaded
+once per engine and shared by the tests that use it.
 
 JavaScript errors: WebDriver has no console API common to both engines (BiDi's log
 events are Firefox-only here), so the test server adds a few lines at the top of every
@@ -516,4 +518,82 @@ def test_the_explorer_draws_a_grid_and_opens_a_head(driver, isolated):
     assert label and label.startswith(
         f"Attention weights of {MODEL['id'].split('/')[-1]}, layer 2, head 5"
     )
+    assert errors(d) == []
+
+
+# ----------------------------------------------------------------------------- decoder
+
+
+DECODER_PROMPT = "The capital of France is"  # 5 tokens, 6 with <|endoftext|>
+DECODER_TIMEOUT_S = 600  # cold Python, 97.8 MB of weights and their dequantising, in WebKit
+DECODER_STATE = """const m = document.querySelector('.attn-map'); const p = m.attnMap.ownPanel;
+  const r = p.decoderResult && p.decoderResult.result;
+  return {state: p.root.dataset.state, runs: p.runs, own: m.dataset.own || null,
+    mapState: m.dataset.state, status: p.status.textContent,
+    error: p.error.hidden ? null : p.errorText.textContent,
+    model: m.attnMap.cache.asset.model.slug, ids: r ? r.ids : null,
+    next: [...p.decoder.nextList.querySelectorAll('button.attn-own__token')].map(
+      (b) => [Number(b.dataset.id), b.textContent]),
+    listShown: !p.decoder.root.hidden && p.decoder.nextList.offsetHeight > 0,
+    heads: m.querySelectorAll('.attn-map__thumb canvas').length, lastRun: p.lastRun || null};"""
+
+
+def test_smollm2_runs_a_prompt_and_predicts_cpythons_next_token(driver, isolated):
+    """The explorer's own sentence, model SmolLM2-135M: the reader's prompt typed, Run (the
+    weights downloaded, Python started, the model loaded and the prompt read), every head's
+    map drawn and the 10 most likely next tokens listed, the first one CPython's."""
+    from attention_labs.models import own_decoder
+    from attention_labs.params import validate
+    from selenium.webdriver.support.select import Select
+
+    d = driver
+    d.get(isolated.base + "explorer/")
+    wait(d, "return document.querySelector('.attn-map')?.dataset.state === 'ready'", 60)
+    wait(d, "return !!document.querySelector('.attn-own .attn-own__model select')", 30)
+    Select(d.find_element("css selector", ".attn-own .attn-own__model select")).select_by_value(
+        "decoder"
+    )
+    wait(
+        d,
+        "return document.querySelector('.attn-own').dataset.mode === 'decoder'",
+        30,
+        what="the panel in SmolLM2 mode",
+    )
+    box = d.find_element("css selector", ".attn-own textarea")
+    box.clear()
+    box.send_keys(DECODER_PROMPT)
+    wait(
+        d,
+        "return document.querySelector('.attn-own textarea').value === arguments[0]",
+        30,
+        DECODER_PROMPT,
+        what="the typed prompt in its box",
+    )
+    before = js(d, DECODER_STATE)["runs"]
+    click(d, d.find_element("css selector", ".attn-own .attn-own__run"), "Run")
+    wait(
+        d,
+        "const p = document.querySelector('.attn-map').attnMap.ownPanel;"
+        " return (p.runs > arguments[0] && !p.busy) || p.root.dataset.state === 'error'",
+        DECODER_TIMEOUT_S,
+        before,
+        what="SmolLM2 to read the prompt",
+    )
+    # the map shows the prompt's own asset (map.showOwn, right after the count): waited on
+    wait(
+        d,
+        "const m = document.querySelector('.attn-map');"
+        " return m.dataset.state === 'ready' && m.dataset.own === 'true'"
+        " || m.attnMap.ownPanel.root.dataset.state === 'error'",
+        60,
+        what="the prompt's maps drawn",
+    )
+    got = js(d, DECODER_STATE)
+    assert got["state"] == "ready" and got["error"] is None, f"{d.engine}: {got}"
+    assert got["model"] == "smollm2-135m" and got["own"] == "true"
+    want = own_decoder.compute(validate(own_decoder.SCHEMA, {"text": DECODER_PROMPT}))
+    assert got["ids"] == want["ids"] and len(got["ids"]) == 6
+    assert got["heads"] == 30 * 9  # every layer's and head's map
+    assert got["listShown"] and len(got["next"]) == 10
+    assert got["next"][0][0] == want["next"][0]["id"], f"{d.engine}: {got['next']}"
     assert errors(d) == []
