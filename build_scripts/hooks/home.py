@@ -96,7 +96,8 @@ def not_fetched(docs: Path) -> set[str]:
     """Names in PAYLOAD_DIRS that a lab does not fetch to start: the ES-module loader and,
     where the stdlib and NumPy were precompiled at vendor time (docs/vendor/manifest.json,
     "precompiled"), the official stdlib, lock file and wheels the worker then skips, and the
-    stdlib's second zip (fetched only when reader code first imports a module from it)."""
+    stdlib's second zip (fetched only when reader code first imports a module from it, or
+    one of NumPy's subpackages left out of its archive: numpy.ma, polynomial, testing)."""
     names = set(NOT_FETCHED)
     manifest = docs / "vendor" / "manifest.json"
     pre = json.loads(manifest.read_text("utf-8")).get("precompiled") if manifest.is_file() else None

@@ -2,7 +2,8 @@
 //
 //   node precompile_pyodide.mjs <pyodide dir> <job JSON>
 //
-// job: {"stdlib": {src, out, more, keep: [module names], finder: source, numpy: wheel}?,
+// job: {"stdlib": {src, out, more, keep: [module names], finder: source, numpy: wheel,
+//                  deferred: [[wheel, [folders], [suffixes to drop]], ...]}?,
 //       "wheels": [[src, out, [suffixes to drop], archive (.tar.gz) or null], ...],
 //       "labs": {src, out, package, numpy: wheel}?}, paths on this machine ("labs": our
 // own wheel, compiled as the others, then installed and every module of `package`
@@ -45,12 +46,19 @@ if (job.stdlib) {
   // What NumPy imports belongs in the first zip: load it (the official wheel) first.
   if (job.stdlib.numpy) await pyodide.loadPackage(path.resolve(job.stdlib.numpy));
   const { src, out, more, keep, finder } = job.stdlib;
-  const made = mod.precompile_stdlib(
+  // A wheel's subpackages that start-up leaves out go into the second zip with the stdlib's.
+  const deferred = (job.stdlib.deferred || []).map(([wheel, folders, drop]) => [
+    inPyodide(wheel),
+    folders,
+    drop,
+  ]);
+  const made = mod.precompile_stdlib.callKwargs(
     inPyodide(src),
     inPyodide(out),
     inPyodide(more),
     pyodide.toPy(keep),
     finder,
+    { deferred: pyodide.toPy(deferred) },
   );
   done.stdlib = made.toJs({ dict_converter: Object.fromEntries });
 }

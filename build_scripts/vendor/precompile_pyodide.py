@@ -4,7 +4,9 @@ Bytecode is only valid for the exact interpreter that reads it, so the ``.pyc`` 
 browser will load are written by the browser's own CPython build (Pyodide 0.27.7's 3.12).
 
     precompile_stdlib(src, out)   python_stdlib.zip -> the same modules as unchecked-hash
-                                  .pyc only (sourceless; zipimport looks for .pyc first)
+                                  .pyc only (sourceless; zipimport looks for .pyc first),
+                                  in two zips; the second also takes a wheel's deferred
+                                  subpackages (``deferred``: NumPy's ma, polynomial, testing)
     precompile_wheel(src, out)    a wheel -> the same wheel with every .py as a sourceless
                                   .pyc, C headers and type stubs left out (and, with
                                   ``archive``, the same files as a .tar.gz the browser's
@@ -95,6 +97,14 @@ def used_members(keep: list[str]) -> set[str]:
     return used
 
 
+def _skipped(name: str, drop: tuple[str, ...]) -> bool:
+    """A folder, another interpreter's ``__pycache__``, or a member one of ``drop`` names
+    ("folder/" drops a folder, anything else is a file-name ending)."""
+    if name.endswith("/") or "/__pycache__/" in f"/{name}":
+        return True
+    return any(name.startswith(d) if d.endswith("/") else name.endswith(d) for d in drop)
+
+
 def precompile_stdlib(
     src: str,
     out: str,
@@ -102,11 +112,15 @@ def precompile_stdlib(
     keep: list[str],
     finder: str,
     compress: int = zipfile.ZIP_DEFLATED,
+    deferred: tuple = (),
 ) -> dict:
     """The stdlib zip ``src`` as two zips of sourceless .pyc: ``out`` with what start-up,
     NumPy and ``keep`` import (and the finder module ``_stdlib_more``, from the source
     ``finder``), ``more`` with the rest, which that finder downloads on first import.
-    Other files go with their folder's modules. Returns counts for the log."""
+    Other files go with their folder's modules. ``deferred``: [wheel, folders, drop] items,
+    each wheel's members under those folders (less what ``drop`` names) also go into
+    ``more``, compiled as in ``precompile_wheel``: the subpackages a wheel leaves out of
+    start-up, found there on their first import. Returns counts for the log."""
     used = used_members(keep)
     core: dict[str, bytes] = {}
     rest: dict[str, bytes] = {}
@@ -119,6 +133,18 @@ def precompile_stdlib(
                 (core if name in used else rest)[name[:-3] + ".pyc"] = pyc
             else:
                 core[name] = data
+    deferred_count = 0
+    for wheel, folders, drop in deferred:
+        with zipfile.ZipFile(wheel) as zf:
+            for name in sorted(zf.namelist()):
+                if not name.startswith(tuple(folders)) or _skipped(name, tuple(drop)):
+                    continue
+                data = zf.read(name)
+                if name.endswith(".py"):
+                    rest[name[:-3] + ".pyc"] = pyc_bytes(data, SITE_PACKAGES + name)
+                    deferred_count += 1
+                else:
+                    rest[name] = data
     modules = sorted(
         n[:-4].replace("/", ".").removesuffix(".__init__") for n in rest if n.endswith(".pyc")
     )
@@ -129,7 +155,12 @@ def precompile_stdlib(
     core["_stdlib_more.pyc"] = pyc_bytes(text.encode(), STDLIB_PREFIX + "_stdlib_more.py")
     _write(core, out, compress)
     _write(rest, more, compress)
-    return {"compiled": len(core) + len(rest), "core": len(core), "more": len(rest)}
+    return {
+        "compiled": len(core) + len(rest),
+        "core": len(core),
+        "more": len(rest),
+        "deferred": deferred_count,
+    }
 
 
 def precompile_wheel(
@@ -154,8 +185,7 @@ def precompile_wheel(
         for name in zf.namelist():
             if name.endswith("/") or "/__pycache__/" in f"/{name}":
                 continue
-            # "folder/" drops a folder, anything else is a file-name ending
-            if any(name.startswith(d) if d.endswith("/") else name.endswith(d) for d in drop):
+            if _skipped(name, tuple(drop)):
                 dropped += 1
                 continue
             data = zf.read(name)

@@ -3,8 +3,10 @@
 The site's stdlib zip holds only the modules that start-up, NumPy, the labs and the
 lessons' code import; every other stdlib module is in a second zip that this finder
 downloads (synchronously: imports are synchronous, and a Web Worker may block) the first
-time a reader's code imports one of them. ``MODULES`` is filled in at vendor time
-(build_scripts/vendor/precompile_pyodide.py) with that zip's module names.
+time a reader's code imports one of them. That zip also holds NumPy's subpackages that
+start-up never imports (numpy.ma, numpy.polynomial, numpy.testing: ``defer`` in
+vendor-lock.json), left out of NumPy's start-up archive. ``MODULES`` is filled in at vendor
+time (build_scripts/vendor/precompile_pyodide.py) with that zip's module names.
 """
 
 import importlib
@@ -17,16 +19,21 @@ ARCHIVE = f"/lib/python{sys.version_info[0]}{sys.version_info[1]}-more.zip"
 
 
 class MoreStdlibFinder(importlib.abc.MetaPathFinder):
-    """Answers only for the modules of the second zip, once: then the path finder does."""
+    """Answers only for the modules of the second zip: downloads it on the first import of
+    one; after that the path finder finds them (a package imported since, such as NumPy,
+    is first told to look in the zip too)."""
 
     def __init__(self, url: str):
         self.url = url
         self.loaded = False
 
     def find_spec(self, name, path=None, target=None):
-        if self.loaded or name not in MODULES:
+        if name not in MODULES:
             return None
-        self._download()
+        if not self.loaded:
+            self._download()
+        elif not _look_in_zip(sys.modules.get(name.rpartition(".")[0])):
+            return None  # the path finder finds it (sys.path has the zip)
         return importlib.machinery.PathFinder.find_spec(name, path)
 
     def _download(self):
@@ -41,28 +48,41 @@ class MoreStdlibFinder(importlib.abc.MetaPathFinder):
             status = req.status
         except Exception as err:  # a network error
             raise ModuleNotFoundError(
-                f"this module is in the rest of Python's standard library ({file}), which "
-                f"could not be downloaded ({err}); check your connection and run it again"
+                f"this module is in the rest of Python's standard library and NumPy ({file}), "
+                f"which could not be downloaded ({err}); check your connection and run it again"
             ) from None
         if status != 200:
             raise ModuleNotFoundError(
-                f"this module is in the rest of Python's standard library ({file}), which "
-                f"could not be downloaded (HTTP {status} from {self.url}); the site's copy "
-                "is missing or broken"
+                f"this module is in the rest of Python's standard library and NumPy ({file}), "
+                f"which could not be downloaded (HTTP {status} from {self.url}); the site's "
+                "copy is missing or broken"
             )
         with open(ARCHIVE, "wb") as f:
             f.write(Uint8Array.new(req.response).to_bytes())
         self.loaded = True
         sys.path.append(ARCHIVE)
-        # Packages split between the two zips (encodings, email...) look in both.
-        for name, module in list(sys.modules.items()):
-            parts = getattr(module, "__path__", None)
-            if name.split(".")[0] in TOP and isinstance(parts, list):
-                parts.append(f"{ARCHIVE}/{name.replace('.', '/')}")
+        # Packages split between the two zips (encodings, email, numpy...) look in both.
+        for module in list(sys.modules.values()):
+            _look_in_zip(module)
         importlib.invalidate_caches()
 
 
 TOP = frozenset(name.split(".")[0] for name in MODULES)
+
+
+def _look_in_zip(package) -> bool:
+    """Add the zip's folder of ``package`` (a package split between the zips, or NumPy,
+    whose deferred subpackages are in the zip) to its ``__path__`` once; True if it has
+    one now. A package imported after the download is extended on its first such import."""
+    parts = getattr(package, "__path__", None)
+    name = getattr(package, "__name__", None) if isinstance(parts, list) else None
+    if not isinstance(name, str) or name.split(".")[0] not in TOP:
+        return False
+    folder = f"{ARCHIVE}/{name.replace('.', '/')}"
+    if folder not in parts:
+        parts.append(folder)
+        importlib.invalidate_caches()
+    return True
 
 
 def install(url: str) -> None:

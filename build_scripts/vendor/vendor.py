@@ -14,7 +14,10 @@ What goes where (pins in build_scripts/vendor/vendor-lock.json):
   files are verified: the vendored Pyodide, run under Node, compiles python_stdlib.zip into
   two zips of unchecked-hash .pyc (what start-up, NumPy, the labs and the pages import; the
   rest, which the browser downloads on first import) and the NumPy wheel into a sourceless
-  one, and a lock file names it (see ``precompile`` below). Same inputs, same bytes.
+  one, and a lock file names it (see ``precompile`` below). NumPy's subpackages that nothing
+  imports at start-up (``defer`` in the lock: ma, polynomial, testing) leave the wheel and
+  its archive for the second stdlib zip, found there on a reader's first import of one of
+  them. Same inputs, same bytes.
 * KaTeX (npm ``katex``) -> <dest>/katex/; ajv (npm ``ajv-dist``, the JSON Schema validator
   of the real-map loader) -> <dest>/ajv/.
 * Bundles made with the pinned esbuild from npm packages pinned by a package-lock.json
@@ -652,12 +655,18 @@ def run_precompile(pre: dict, base: Path, out: Path, *, what: str) -> dict:
             "keep": std.get("keep", []),
             "finder": (HERE / "stdlib_more.py").read_text("utf-8"),
             "numpy": str(base / pre["wheels"][0]["from"]),
+            # subpackages a wheel leaves out of start-up: in the second zip instead
+            "deferred": [
+                [str(base / w["from"]), w["defer"], w.get("drop", [])]
+                for w in pre["wheels"]
+                if w.get("defer")
+            ],
         },
         "wheels": [
             [
                 str(base / w["from"]),
                 str(out / w["file"]),
-                w.get("drop", []),
+                [*w.get("drop", []), *w.get("defer", [])],
                 str(out / w["archive"]["file"]) if "archive" in w else None,
             ]
             for w in pre["wheels"]
@@ -727,7 +736,8 @@ def precompile(lock: dict, dest: Path, *, log: Log = _log, repin: Path | None = 
             os.replace(out / Path(rel).name, dest / rel)
     log(
         f"vendor: {what}: {done['stdlib']['compiled']} stdlib modules "
-        f"({done['stdlib']['more']} on first import), "
+        f"({done['stdlib']['more']} on first import, with "
+        f"{done['stdlib'].get('deferred', 0)} deferred from the wheels), "
         + ", ".join(
             f"{w['compiled']} in {s['package']}"
             for w, s in zip(done["wheels"], pre["wheels"], strict=True)

@@ -188,3 +188,30 @@ def test_rest_of_the_stdlib_loads_on_first_import_or_says_why_not(page, host):
     )
     assert ok["error"] is None, ok
     assert "'a'" in json.dumps(ok["value"]), ok
+
+
+def test_numpys_deferred_subpackages_load_on_first_use_from_the_second_zip(page, host):
+    """numpy.ma, numpy.polynomial and numpy.testing are not in NumPy's start-up archive
+    (``defer`` in vendor-lock.json) but in the stdlib's second zip: Python starts and the
+    lab runs without that zip, and a reader's first use of one of them downloads it."""
+    stdlib_more = built()["stdlib_more"]
+    host.rules[stdlib_more] = "missing"
+    assert start(page, host.base, READY_MS)["state"] == "ready"
+    page.locator("input[id$='-causal']").check()
+    page.wait_for_function(f"() => document.querySelector('{LAB}').dataset.runs >= 1")
+    failed = page.evaluate(CELL_JS, "import numpy as np\nnp.ma")
+    assert "ModuleNotFoundError" in failed and stdlib_more in failed, failed
+    host.rules.clear()
+    page.evaluate("() => window.AttnLabs.runtime.restart()")
+    page.wait_for_function("() => window.AttnLabs.runtime.state === 'ready'", timeout=READY_MS)
+    ok = json.loads(
+        page.evaluate(
+            CELL_JS,
+            "import numpy as np\n"
+            "from numpy.testing import assert_allclose\n"
+            "assert_allclose(np.ma.masked_array([1.0, 2.0, 4.0], mask=[0, 1, 0]).mean(), 2.5)\n"
+            "float(np.polynomial.Polynomial([1, 2, 3])(2))",
+        )
+    )
+    assert ok["error"] is None, ok
+    assert "17.0" in json.dumps(ok["value"]), ok

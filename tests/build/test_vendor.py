@@ -590,6 +590,7 @@ def test_precompiled_numpy_wheel_is_sourceless_and_its_record_lists_it():
     names = set(wheel.namelist())
     assert "numpy/__init__.pyc" in names and "numpy/__init__.py" not in names
     assert not [n for n in names if n.endswith((".py", ".pyi", ".h")) or "/f2py/" in n]
+    assert not [n for n in names if n.startswith(DEFERRED)]  # in the second stdlib zip
     assert _pyc_flags(wheel.read("numpy/_core/_add_newdocs.pyc")) == 0b01
     record = wheel.read("numpy-2.0.2.dist-info/RECORD").decode().splitlines()
     assert {line.split(",")[0] for line in record} == names
@@ -613,6 +614,54 @@ def test_numpy_archive_holds_the_wheels_files_as_a_plain_ustar_tar_gz():
         "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so",
     ):
         assert files[name] == wheel.read(name), name
+
+
+DEFERRED = ("numpy/ma/", "numpy/polynomial/", "numpy/testing/")
+
+
+def test_numpys_deferred_subpackages_are_in_the_second_stdlib_zip_only():
+    """``defer`` in the lock: out of NumPy's start-up archive and its wheel, into the zip
+    the browser downloads on a first import from it (the finder knows their names)."""
+    lock = vendor.load_lock(LOCK)
+    (spec,) = lock["precompiled"]["wheels"]
+    assert tuple(spec["defer"]) == DEFERRED
+    pre = json.loads((VENDORED / "manifest.json").read_text("utf-8"))["precompiled"]
+    more = zipfile.ZipFile(VENDORED / pre["stdlib_more"])
+    with tarfile.open(VENDORED / pre["archives"]["numpy"], "r:gz") as tar:
+        assert not [n for n in tar.getnames() if n.startswith(DEFERRED)]
+    for name in (
+        "numpy/ma/__init__.pyc",
+        "numpy/ma/core.pyc",
+        "numpy/polynomial/polynomial.pyc",
+        "numpy/testing/_private/utils.pyc",
+    ):
+        assert _pyc_flags(more.read(name)) == 0b01, name
+    deferred = [n for n in more.namelist() if n.startswith(DEFERRED)]
+    assert not [n for n in deferred if n.endswith((".py", ".pyi")) or "/tests/" in n]
+    core = zipfile.ZipFile(VENDORED / pre["stdlib"])
+    finder = core.read("_stdlib_more.pyc")
+    assert b"numpy.ma.core" in finder and b"numpy.polynomial" in finder
+
+
+# numpy.ma, np.polynomial, from numpy import testing...: an import statement alone is
+# caught by test_every_stdlib_module_the_site_imports_is_in_the_first_zip below.
+DEFERRED_USE = re.compile(
+    r"\b(?:np|numpy)\.(?:ma|polynomial|testing)\b|\bfrom\s+numpy\s+import\s+[^\n]*"
+    r"\b(?:ma|polynomial|testing)\b"
+)
+
+
+def test_no_lab_cell_or_notebook_uses_numpys_deferred_subpackages():
+    """Else its first run waits for the second stdlib zip (2.8 MB): keep them out of
+    ``defer`` in vendor-lock.json, or the code off them."""
+    found = []
+    for root in (ROOT / "labs_py", ROOT / "docs"):
+        for path in sorted(root.rglob("*")):
+            if path.suffix not in (".py", ".md", ".ipynb", ".js") or "vendor" in path.parts:
+                continue
+            text = path.read_text("utf-8", errors="replace")
+            found += [f"{path.relative_to(ROOT)}: {m}" for m in DEFERRED_USE.findall(text)]
+    assert not found, found
 
 
 def test_code_imports_finds_the_labs_and_pages_imports():
@@ -649,7 +698,8 @@ def test_every_stdlib_module_the_site_imports_is_in_the_first_zip():
             late.append(name)
     assert not late, (
         f"the labs or pages import {late}, which are in the second stdlib zip: add them to "
-        "precompiled.stdlib.keep in build_scripts/vendor/vendor-lock.json and run "
+        "precompiled.stdlib.keep in build_scripts/vendor/vendor-lock.json (a NumPy "
+        "subpackage: take it out of precompiled.wheels[].defer) and run "
         "python -m build_scripts.vendor.vendor --update-precompiled-pins"
     )
     assert "json/__init__.pyc" in core

@@ -326,7 +326,8 @@ async function init({
     throw err;
   }
   mark("Python started (loadPyodide: wasm, stdlib, interpreter)");
-  // The stdlib modules start-up does not need download on their first import.
+  // The stdlib modules start-up does not need, and NumPy's subpackages left out of its
+  // archive (ma, polynomial, testing: vendor-lock.json), download on first import.
   if (stdlibMoreURL) pyodide.pyimport("_stdlib_more").install(stdlibMoreURL);
   // Stop button: the page writes 2 (SIGINT) here and Python raises KeyboardInterrupt.
   if (buffer) {
