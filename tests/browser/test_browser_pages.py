@@ -108,13 +108,19 @@ def wait_for(page, selector: str):
 
 
 def instant_go(page, href: str, ready: str):
-    """Follow a link to `href` the way a reader does: Material's instant navigation."""
-    page.evaluate(
+    """Follow a link to `href` the way a reader does: Material's instant navigation; returns
+    once the new page's content has replaced the old (the link is gone, the address is the
+    target's) and `ready` is there. `ready` alone could match the old page still showing."""
+    target = page.evaluate(
         """(href) => { const a = document.createElement('a'); a.href = href; a.id = 'go';
-           a.textContent = 'go'; document.querySelector('.md-content').prepend(a); }""",
+           a.textContent = 'go'; document.querySelector('.md-content').prepend(a);
+           return a.href; }""",
         href,
     )
     page.locator("#go").click()
+    page.wait_for_function(
+        "(target) => location.href === target && !document.getElementById('go')", arg=target
+    )
     wait_for(page, ready)
 
 
