@@ -45,6 +45,9 @@ from __future__ import annotations
 from ..params import LabParameterError, Param
 from ..static import Table, Text
 
+# Llama's choices, which Mistral and Llama-3 share: no biases, untied unembedding, SwiGLU,
+# RMSNorm, rotary positions.
+_LLAMA_LIKE = dict(biases=False, tied=False, mlp="swiglu", norm="rmsnorm", positions="rotary")
 # The published configurations. "label" is what the page shows; the rest are the fields of
 # a user-defined model (the "custom" preset), with the BERT-only extras.
 PRESETS: dict[str, dict] = {
@@ -73,11 +76,7 @@ PRESETS: dict[str, dict] = {
         d_ff=11008,
         vocab=32000,
         context=4096,
-        biases=False,
-        tied=False,
-        mlp="swiglu",
-        norm="rmsnorm",
-        positions="rotary",
+        **_LLAMA_LIKE,
     ),
     "llama2-70b": dict(
         label="Llama-2-70B",
@@ -88,11 +87,7 @@ PRESETS: dict[str, dict] = {
         d_ff=28672,
         vocab=32000,
         context=4096,
-        biases=False,
-        tied=False,
-        mlp="swiglu",
-        norm="rmsnorm",
-        positions="rotary",
+        **_LLAMA_LIKE,
     ),
     "mistral-7b": dict(
         label="Mistral-7B",
@@ -104,11 +99,7 @@ PRESETS: dict[str, dict] = {
         vocab=32000,
         context=8192,
         window=4096,
-        biases=False,
-        tied=False,
-        mlp="swiglu",
-        norm="rmsnorm",
-        positions="rotary",
+        **_LLAMA_LIKE,
     ),
     "llama3-8b": dict(
         label="Llama-3-8B",
@@ -119,11 +110,7 @@ PRESETS: dict[str, dict] = {
         d_ff=14336,
         vocab=128256,
         context=8192,
-        biases=False,
-        tied=False,
-        mlp="swiglu",
-        norm="rmsnorm",
-        positions="rotary",
+        **_LLAMA_LIKE,
     ),
 }
 # Facts of a preset that are not fields of the count (what the page shows, the window).
