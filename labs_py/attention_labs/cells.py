@@ -296,7 +296,19 @@ def run_cell_json(page: str, code: str, filename: str, emit=None) -> str:
     namespace = NAMESPACES.get(page)
     if namespace is None:
         namespace = NAMESPACES[page] = new_namespace()
-    return json.dumps(run_cell(code, namespace, filename, emit))
+    try:
+        return json.dumps(run_cell(code, namespace, filename, emit))
+    except KeyboardInterrupt:
+        # Stop sends the interrupt again while the cell runs (lab-runtime.js); one that lands
+        # after the reader's code ended still means "stopped", not a crash of the worker.
+        return json.dumps(
+            {
+                "outputs": [],
+                "value": None,
+                "error": "KeyboardInterrupt: stopped",
+                "interrupted": True,
+            }
+        )
 
 
 def forget_namespaces(keep: str = "") -> None:

@@ -60,6 +60,16 @@ def test_keyboard_interrupt_is_reported_as_stopped():
     assert out["interrupted"] and out["error"].startswith("KeyboardInterrupt")
 
 
+def test_an_interrupt_after_the_readers_code_ended_still_reads_as_stopped(monkeypatch):
+    # Stop sends the interrupt again while a cell runs; a late one lands outside exec.
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cells, "run_cell", interrupted)
+    out = json.loads(cells.run_cell_json("page", "x = 1", "<cell 1>"))
+    assert out["interrupted"] and out["error"].startswith("KeyboardInterrupt")
+
+
 def test_output_is_cut_when_a_cell_prints_without_end():
     out = run("for i in range(100000): print('line', i)")
     text = "".join(o["text"] for o in out["outputs"])

@@ -11,6 +11,10 @@ const STARTUP_TIMEOUT_S = 120; // generous: 9 MB (gzip) on a slow connection
 // thrown away instead (C code such as a long NumPy call does not look at the buffer).
 // It usually takes ~20 ms (make bench); a busy machine can stall the worker for a second.
 const INTERRUPT_GRACE_MS = 3000;
+// Python zeroes the buffer when it reads the interrupt. If it is zero and the request still
+// runs after this long, the KeyboardInterrupt was raised where Python drops exceptions (a
+// finalizer or weakref callback: pyodide#6082) or the code caught it: Stop sends it again.
+const INTERRUPT_RESEND_MS = 250;
 
 export class LabRuntime extends EventTarget {
   constructor() {
@@ -152,13 +156,22 @@ export class LabRuntime extends EventTarget {
     if (id === null) return "idle";
     this.timings.stopAt = performance.now();
     if (this.interruptBuffer) {
-      this.interruptBuffer[0] = 2; // SIGINT
+      const buffer = this.interruptBuffer;
+      buffer[0] = 2; // SIGINT
       const ended = await new Promise((resolve) => {
         const t0 = performance.now();
+        let sent = t0;
         const poll = () => {
+          const t = performance.now();
           if (!this.pending.has(id)) resolve(true);
-          else if (performance.now() - t0 > this.interruptGraceMs) resolve(false);
-          else setTimeout(poll, 20);
+          else if (t - t0 > this.interruptGraceMs) resolve(false);
+          else {
+            if (buffer[0] === 0 && t - sent > INTERRUPT_RESEND_MS) {
+              buffer[0] = 2;
+              sent = t;
+            }
+            setTimeout(poll, 20);
+          }
         };
         poll();
       });
