@@ -221,8 +221,12 @@ def test_vector_head_moves_by_keyboard_clamped_once_per_frame(charts_page):
     )
     assert _last_drag(page)[1] == [0.3, 3]
     assert page.evaluate("() => window.drags.length") == 1
-    # the table follows once the moves pause (chart_frame.js: TABLE_DELAY_MS)
-    page.wait_for_timeout(300)
+    # the table follows once the moves pause (chart_frame.js: TABLE_DELAY_MS); a busy machine
+    # may fire that timer late, so wait for the row, not for a fixed time
+    page.wait_for_function(
+        "(sel) => document.querySelector(sel).textContent.includes('(0.30, 3.00)')",
+        arg="#plane table",
+    )
     rows = page.evaluate(TABLE, "#plane")
     assert rows[0] == ["vector", "kind", "from (x, y)", "to (x, y)"]
     assert ["query", "query", "(0.00, 0.00)", "(0.30, 3.00)"] in rows
