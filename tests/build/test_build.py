@@ -138,6 +138,13 @@ def test_every_lesson_head_provides_its_controller_and_each_of_its_widgets(built
     assert not PROVIDE_RE.findall((site / "glossary" / "index.html").read_text("utf-8"))
 
 
+# Each kind of error is tested where it is raised, without a build: lab fences in
+# test_lab_fences.py (render_page), exercises in tests/python/test_cells.py, on_config in
+# test_lab_fences.py. A build here shows each path's wiring once: a fence's error (from
+# on_page_markdown), the missing runtime (from on_config), a notebook's (mkdocs-jupyter)
+# each fail the real `mkdocs build --strict` with their message and no traceback.
+
+
 def test_bad_parameter_fails_the_build_with_file_line_and_parameter(tmp_path):
     text, line = broken_lesson("lab: attention_pattern", "causal: true", "temperature: -1")
     config = project_copy(
@@ -148,30 +155,6 @@ def test_bad_parameter_fails_the_build_with_file_line_and_parameter(tmp_path):
     assert proc.returncode != 0, output
     assert f"docs/lessons/99-broken.md:{line}: temperature" in output, output
     assert "Traceback" not in output, output
-
-
-def test_unknown_lab_fails_the_build_with_file_and_line(tmp_path):
-    text, line = broken_lesson("lab: attention_patern")
-    config = project_copy(tmp_path, pages={"lessons/99-broken.md": text})  # not in nav
-    proc, output = mkdocs_build(tmp_path / "site", config)
-    assert proc.returncode != 0, output
-    assert f"docs/lessons/99-broken.md:{line}: unknown lab 'attention_patern'" in output, output
-    assert "attention_pattern" in output  # the known labs are listed
-    assert "Traceback" not in output, output
-
-
-def test_the_project_copy_builds_when_nothing_is_broken(tmp_path):
-    # The harness itself is sound: the same copy with a good fence builds.
-    text, _ = broken_lesson("lab: attention_pattern", "temperature: 2")
-    config = project_copy(
-        tmp_path,
-        pages={"lessons/99-broken.md": text},
-    )
-    proc, output = mkdocs_build(tmp_path / "site", config)
-    assert proc.returncode == 0, output
-    page = (tmp_path / "site" / "lessons" / "99-broken" / "index.html").read_text()
-    (raw,) = DATA_RE.findall(page)
-    assert json.loads(html.unescape(raw))["params"]["temperature"] == 2.0
 
 
 # ----------------------------------------------------------------------------
@@ -217,25 +200,3 @@ def test_a_notebook_that_raises_fails_the_build(tmp_path):
     assert proc.returncode != 0, output
     assert "this notebook is broken on purpose" in output, output
     assert "99-broken" in output, output
-
-
-def test_an_exercise_whose_solution_fails_its_checks_fails_the_build(tmp_path):
-    lines = [
-        "# Broken exercise",
-        "",
-        "```exercise",
-        "kind: code",
-        "id: broken",
-        "title: Broken",
-        "prompt: Write f.",
-        "starter: 'def f(x): return x'",
-        "solution: 'def f(x): return x * 3'",
-        "checks: [{name: doubles, code: 'assert f(2) == 4, \"f(2) is not 4\"'}]",
-        "```",
-        "",
-    ]
-    config = project_copy(tmp_path, pages={"lessons/99-broken.md": "\n".join(lines)})
-    proc, output = mkdocs_build(tmp_path / "site", config)
-    assert proc.returncode != 0, output
-    assert "docs/lessons/99-broken.md:3: exercise solution fails its checks: doubles" in output
-    assert "Traceback" not in output, output
