@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from attention_labs import attention as attention_module
 from attention_labs.attention import (
     attention_logits,
     causal_mask,
@@ -449,3 +450,48 @@ def test_multi_head_attention_raises_value_error(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         multi_head_attention(**args)
+
+
+# ----------------------------------------------------------------------------
+# matmul: in the browser (no BLAS) large products go through einsum
+
+
+@pytest.mark.parametrize(
+    "a_shape,b_shape",
+    [
+        ((128, 64), (64, 256)),  # einsum: above the threshold
+        ((2, 3, 40, 32), (2, 3, 32, 40)),  # batched
+        ((40, 32), (2, 32, 40)),  # leading dimensions broadcast
+        ((3, 40, 32), (32, 40)),
+        ((8, 16), (16, 8)),  # small: plain @
+    ],
+)
+def test_matmul_without_blas_equals_the_at_operator(monkeypatch, a_shape, b_shape):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    expected = a @ b
+    monkeypatch.setattr(attention_module, "_NO_BLAS", True)
+    got = attention_module.matmul(a, b)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    # a transposed view and integers (which keep @) too
+    np.testing.assert_allclose(
+        attention_module.matmul(b.swapaxes(-1, -2), a.swapaxes(-1, -2)),
+        expected.swapaxes(-1, -2),
+        rtol=0,
+        atol=1e-12,
+    )
+    ints = np.arange(12).reshape(3, 4)
+    assert attention_module.matmul(ints, ints.T).tolist() == (ints @ ints.T).tolist()
+
+
+def test_attention_without_blas_equals_attention_with_it(monkeypatch):
+    rng = np.random.default_rng(1)
+    Q, K, V = rng.standard_normal((3, 2, 64, 48))
+    mask = causal_mask(64)
+    out, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    monkeypatch.setattr(attention_module, "_NO_BLAS", True)
+    out2, weights2 = scaled_dot_product_attention(Q, K, V, mask=mask)
+    np.testing.assert_allclose(out2, out, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(weights2, weights, rtol=0, atol=1e-12)
+    assert np.all(weights2[..., np.triu_indices(64, 1)[0], np.triu_indices(64, 1)[1]] == 0)

@@ -402,6 +402,36 @@ def test_every_lab_declares_its_largest_settings_and_they_run(name):
     assert json.loads(out)["ok"], out[:300]
 
 
+def _close(a, b, where):
+    """Two lab results equal up to rounding (arrays within 1e-9, everything else exactly)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            _close(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, (list, tuple)) and not (a and isinstance(a[0], (int, float))):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray) and a.dtype.kind == "f" or isinstance(a, float):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-9, err_msg=where)
+    else:
+        assert np.array_equal(np.asarray(a), np.asarray(b)), where
+
+
+@pytest.mark.parametrize("name", sorted(LABS))
+def test_every_lab_gives_the_same_result_with_the_browsers_matmul(name, monkeypatch):
+    # In Pyodide (no BLAS) attention.matmul takes einsum for large products: the labs'
+    # results must not change beyond rounding, at the defaults and at LARGEST.
+    from attention_labs import attention
+
+    for params in ({}, LABS[name].LARGEST):
+        valid = validate_params(name, params)
+        monkeypatch.setattr(attention, "_NO_BLAS", False)
+        expected = LABS[name].compute(valid)
+        monkeypatch.setattr(attention, "_NO_BLAS", True)
+        _close(expected, LABS[name].compute(valid), f"{name} {sorted(params)}")
+
+
 def _page_fences():
     """(where, lab name, fence parameters) of every ```lab fence under docs/."""
     from pathlib import Path

@@ -64,6 +64,7 @@ export class LabController {
     this.statusText = el("span", "attn-lab__status-text");
     this.statusText.setAttribute("role", "status");
     this.bar = el("progress", "attn-lab__progress");
+    this.bar.setAttribute("aria-label", "Loading Python");
     this.retry = el("button", "md-button attn-lab__retry", "Retry");
     this.retry.type = "button";
     this.retry.hidden = true;
@@ -142,14 +143,17 @@ export class LabController {
 
   /** Show `message` under the lab (null hides it); the drawing stays as it was. */
   showError(message, param) {
+    // update() clears the error on every change: nothing to do when none is shown
+    if (!message && this.error.hidden && !this.markedInvalid) return;
     this.error.hidden = !message;
     this.error.textContent = message || "";
     if (message) this._setStatus("error");
+    this.markedInvalid = Boolean(message);
     this.widget.markInvalid?.(message ? param : null, this.error.id);
   }
 
   _setStatus(status) {
-    this.root.dataset.status = status;
+    if (this.root.dataset.status !== status) this.root.dataset.status = status;
     this._showRuntime();
   }
 
@@ -172,13 +176,15 @@ export class LabController {
       text = this.runs
         ? "Live: computed in your browser by Python."
         : "Python is ready: move a control to recompute.";
-    this.statusText.textContent = text;
-    this.bar.hidden = state !== "loading";
-    this.bar.max = progress.total;
-    this.bar.value = progress.step;
-    this.bar.setAttribute("aria-label", "Loading Python");
+    // Every recompute passes here twice (computing, then live) with the same text: only a
+    // change is written, so the status line is not laid out and painted again for nothing.
+    if (this.statusText.textContent !== text) this.statusText.textContent = text;
+    const loading = state === "loading";
+    if (this.bar.hidden === loading) this.bar.hidden = !loading;
+    if (this.bar.max !== progress.total) this.bar.max = progress.total;
+    if (this.bar.value !== progress.step) this.bar.value = progress.step;
     this.retry.hidden = state !== "failed";
-    this.root.dataset.runtime = state;
+    if (this.root.dataset.runtime !== state) this.root.dataset.runtime = state;
   }
 
   /** Stop listening to the runtime, the viewport and the palette (safe to call twice). */

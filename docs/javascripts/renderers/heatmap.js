@@ -37,6 +37,18 @@ function rgba(ctx, css) {
   return [r, g, b, Math.round(a * 255)];
 }
 
+/** The page palette's colours and text font, as the heatmap draws with them. */
+function readPalette() {
+  const style = getComputedStyle(document.body);
+  const prop = (name) => style.getPropertyValue(name).trim();
+  return {
+    fg: prop("--md-default-fg-color") || "#222",
+    muted: prop("--md-default-fg-color--light") || "#777",
+    bg: prop("--md-default-bg-color") || "#fff",
+    family: `${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`,
+  };
+}
+
 export class Heatmap {
   /**
    * @param {HTMLElement} container
@@ -67,7 +79,22 @@ export class Heatmap {
       this.canvas.addEventListener("mouseleave", () => options.onHover(-1, -1));
     }
     // Redraw when the reader switches between the light and dark palette.
-    this.paletteObserver = new MutationObserver(() => this.draw());
+    this.paletteObserver = new MutationObserver(() => {
+      this.palette = null;
+      this.draw();
+    });
+    // The palette's colours and font, read once (getComputedStyle forces a style update
+    // when the page has changed since the last frame), and the room the canvas has, kept
+    // by a ResizeObserver (reading clientWidth in draw forced a layout in every update).
+    this.palette = null;
+    this.room = null;
+    this.resizeObserver = new ResizeObserver(() => {
+      const width = this.wrap.clientWidth;
+      if (width === this.room) return;
+      this.room = width;
+      if (this.data) this.draw();
+    });
+    this.resizeObserver.observe(this.wrap);
     this.paletteObserver.observe(document.body, {
       attributes: true,
       attributeFilter: ["data-md-color-scheme"],
@@ -133,9 +160,10 @@ export class Heatmap {
     ctx.restore();
   }
 
-  /** Stop watching the palette (the canvas's own listeners go with the element). */
+  /** Stop watching the palette and the size (the canvas's own listeners go with it). */
   destroy() {
     this.paletteObserver.disconnect();
+    this.resizeObserver.disconnect();
   }
 
   select(q, k) {
@@ -153,7 +181,8 @@ export class Heatmap {
     const width = (s) => ctx.measureText(s).width;
     const labelW = PAD + Math.ceil(Math.max(...rowLabels.map(width))) + 10;
     const labelH = PAD + Math.ceil(Math.max(...colLabels.map(width))) + 10;
-    const room = (this.wrap.clientWidth || 600) - labelW - PAD - 4;
+    this.room ??= this.wrap.clientWidth; // once; then the ResizeObserver keeps it
+    const room = (this.room || 600) - labelW - PAD - 4;
     let noteW = rowNotes ? Math.ceil(Math.max(...rowNotes.map(width))) + 14 : 0;
     // On a narrow screen the cells matter more than the notes (the table has them too).
     if (noteW && (room - noteW) / colLabels.length < 24) noteW = 0;
@@ -164,10 +193,8 @@ export class Heatmap {
 
   draw() {
     if (!this.data) return;
-    const style = getComputedStyle(document.body);
-    const fg = style.getPropertyValue("--md-default-fg-color").trim() || "#222";
-    const muted = style.getPropertyValue("--md-default-fg-color--light").trim() || "#777";
-    const family = `${style.getPropertyValue("--md-text-font-family") || "sans-serif"}, sans-serif`;
+    this.palette ??= readPalette();
+    const { fg, muted, bg, family } = this.palette;
     this.font = `13px ${family}`;
     const bold = `bold 13px ${family}`; // the selected query and key: weight, not colour
     const ctx = this.canvas.getContext("2d");
@@ -179,10 +206,15 @@ export class Heatmap {
     const cssW = L.labelW + m * L.cell + L.noteW + PAD;
     const cssH = L.labelH + n * L.cell + PAD;
     const dpr = window.devicePixelRatio || 1;
-    this.canvas.width = Math.round(cssW * dpr);
-    this.canvas.height = Math.round(cssH * dpr);
-    this.canvas.style.width = `${cssW}px`;
-    this.canvas.style.height = `${cssH}px`;
+    // A canvas given its size again is reallocated and the page laid out: only on a change.
+    const size = `${cssW} ${cssH} ${dpr}`;
+    if (size !== this.drawnSize) {
+      this.drawnSize = size;
+      this.canvas.width = Math.round(cssW * dpr);
+      this.canvas.height = Math.round(cssH * dpr);
+      this.canvas.style.width = `${cssW}px`;
+      this.canvas.style.height = `${cssH}px`;
+    }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, cssW, cssH);
     ctx.font = this.font;
@@ -260,7 +292,6 @@ export class Heatmap {
       // A ring in the page's text colour just outside the cell, and one in the page's
       // background just inside: the pair contrasts with the page, with any viridis colour
       // and with the neighbours, in both palettes.
-      const bg = style.getPropertyValue("--md-default-bg-color").trim() || "#fff";
       const x = L.labelW + sel[1] * L.cell;
       const y = L.labelH + sel[0] * L.cell;
       ctx.lineWidth = 2.5;

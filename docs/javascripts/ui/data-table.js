@@ -34,38 +34,94 @@ export function dataTable({
   const table = el("table", className);
   root.append(table);
 
+  /** Put `content` (text, or a node the caller made) in `node`, unless it is there. */
+  function put(node, content) {
+    if (content instanceof Node) {
+      if (node.childNodes.length !== 1 || node.firstChild !== content)
+        node.replaceChildren(content);
+    } else {
+      const text = String(content);
+      // textContent compares cheaply; setting it replaces the text node (a relayout)
+      if (
+        node.firstChild?.nodeType !== Node.TEXT_NODE ||
+        node.childNodes.length !== 1 ||
+        node.firstChild.data !== text
+      )
+        node.textContent = text;
+    }
+  }
+
   function cell(content, header) {
     const node = el(header ? "th" : "td");
     if (header) node.scope = "row";
-    if (content instanceof Node) node.append(content);
-    else node.textContent = String(content);
+    put(node, content);
     return node;
   }
 
-  function fill({ caption, columns, rows }) {
-    const parts = [el("caption", caption ? null : "attn-visually-hidden", caption || label)];
-    if (columns) {
-      const tr = el("tr");
-      for (const column of columns) {
-        const th = el("th", null, typeof column === "string" ? column : column.text);
-        th.scope = "col";
-        if (column.title) th.title = column.title;
-        tr.append(th);
+  /** A row's cells made to match `row` (reusing those of the same kind). */
+  function fillRow(tr, row) {
+    const cells = tr.children;
+    row.forEach((content, i) => {
+      const header = rowHeaders && i === 0;
+      const node = cells[i];
+      if (!node || node.localName !== (header ? "th" : "td")) {
+        const made = cell(content, header);
+        if (node) node.replaceWith(made);
+        else tr.append(made);
+        return;
       }
-      const thead = el("thead");
-      thead.append(tr);
-      parts.push(thead);
+      put(node, content);
+    });
+    while (cells.length > row.length) tr.lastElementChild.remove();
+  }
+
+  // The parts of the table as last filled: a new fill changes only what differs, so an
+  // update of the numbers rewrites their text and makes no new elements (a table of
+  // 1,000 cells rebuilt on every control change cost more than the drawing).
+  let parts = null;
+  let drawnColumns = null;
+
+  function fill({ caption, columns, rows }) {
+    if (!parts || parts.tbody.parentNode !== table) {
+      drawnColumns = null;
+      parts = { caption: el("caption"), thead: null, tbody: el("tbody") };
+      table.replaceChildren(parts.caption, parts.tbody);
     }
-    const trs = rows.map((row) => {
-      const tr = el("tr");
-      row.forEach((content, i) => {
-        tr.append(cell(content, rowHeaders && i === 0));
-      });
+    if (!caption) parts.caption.className = "attn-visually-hidden";
+    else parts.caption.removeAttribute("class");
+    put(parts.caption, caption || label);
+    const columnsKey = columns ? JSON.stringify(columns) : null;
+    if (columnsKey !== drawnColumns) {
+      drawnColumns = columnsKey;
+      parts.thead?.remove();
+      parts.thead = null;
+      if (columns) {
+        const tr = el("tr");
+        for (const column of columns) {
+          const th = el("th", null, typeof column === "string" ? column : column.text);
+          th.scope = "col";
+          if (column.title) th.title = column.title;
+          tr.append(th);
+        }
+        parts.thead = el("thead");
+        parts.thead.append(tr);
+        parts.caption.after(parts.thead);
+      }
+    }
+    const body = parts.tbody;
+    const trs = rows.map((row, i) => {
+      let tr = body.children[i];
+      if (!tr) {
+        tr = el("tr");
+        body.append(tr);
+      } else {
+        // as a new row: what a caller set on the old one (a class, a style) goes
+        for (const { name } of [...tr.attributes]) tr.removeAttribute(name);
+      }
+      fillRow(tr, row);
       return tr;
     });
-    const tbody = el("tbody");
-    tbody.append(...trs);
-    table.replaceChildren(...parts, tbody);
+    while (body.children.length > rows.length) body.lastElementChild.remove();
     return trs;
   }
 

@@ -64,25 +64,16 @@ export function scoreView(body, lab) {
 
   let drawnGrid = null; // a new query only moves the mark
   let rows = [];
+  let buttons = [];
+  let buttonTokens = null;
 
   /** The score grid: a header row of keys, then one row per query whose header picks it. */
   function drawGrid(res) {
     const t = res.tokens;
-    const buttons = t.map((token, i) => {
-      const button = el("button", "attn-lab__pick", token);
-      button.type = "button";
-      Object.assign(button.style, {
-        font: "inherit",
-        color: "inherit",
-        textDecoration: "underline",
-        background: "none",
-        border: "none",
-        padding: "0",
-        cursor: "pointer",
-      });
-      button.addEventListener("click", () => lab.update({ query: i }));
-      return button;
-    });
+    // the same sentence keeps its buttons (and the table its rows): only numbers change
+    const tokensKey = JSON.stringify(t);
+    if (tokensKey !== buttonTokens) buttons = t.map(pickButton);
+    buttonTokens = tokensKey;
     const trs = grid.fill({
       columns: ["query \\ key", ...t],
       rows: t.map((_, i) => [
@@ -91,6 +82,23 @@ export function scoreView(body, lab) {
       ]),
     });
     rows = t.map((token, i) => ({ tr: trs[i], button: buttons[i], token }));
+  }
+
+  /** The button that picks query i (the row's header). */
+  function pickButton(token, i) {
+    const button = el("button", "attn-lab__pick", token);
+    button.type = "button";
+    Object.assign(button.style, {
+      font: "inherit",
+      color: "inherit",
+      textDecoration: "underline",
+      background: "none",
+      border: "none",
+      padding: "0",
+      cursor: "pointer",
+    });
+    button.addEventListener("click", () => lab.update({ query: i }));
+    return button;
   }
 
   /** Mark the picked query's row (outline and bold; aria-current for screen readers). */

@@ -30,7 +30,7 @@ import zlib
 
 import numpy as np
 
-from ..attention import attention_logits, causal_mask, entropy_bits, softmax
+from ..attention import attention_logits, causal_mask, entropy_bits, matmul, softmax
 from ..params import Param
 from ..static import Table, Text, weights_table
 
@@ -102,7 +102,7 @@ def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
         # Var(W) = 1/d_model keeps each projected component at unit variance.
         W_Q = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)
         W_K = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)
-        return E @ W_Q, E @ W_K  # (seq_len, d_head) each
+        return matmul(E, W_Q), matmul(E, W_K)  # (seq_len, d_head) each
     codes = rng.standard_normal((seq_len, d_head))  # one random code per position
     position = np.arange(seq_len)
     target = {

@@ -26,7 +26,7 @@ import zlib
 
 import numpy as np
 
-from ..attention import attention_logits, sinusoidal_positions, softmax
+from ..attention import attention_logits, matmul, sinusoidal_positions, softmax
 from ..params import LabParameterError, Param
 from ..static import Table, Text, weights_table
 
@@ -123,8 +123,8 @@ def embed(tokens: list[str], positions: bool, seed: int) -> np.ndarray:
 def head(X: np.ndarray, seed: int, d_head: int):
     """The random head on embeddings X: (weights [query, key], output (seq_len, d_head))."""
     W_Q, W_K, W_V = _head(seed, d_head)
-    weights = softmax(attention_logits(X @ W_Q, X @ W_K))  # (seq_len, seq_len)
-    return weights, weights @ (X @ W_V)
+    weights = softmax(attention_logits(matmul(X, W_Q), matmul(X, W_K)))  # (seq_len, seq_len)
+    return weights, matmul(weights, matmul(X, W_V))
 
 
 def compute(params: dict) -> dict:

@@ -27,7 +27,7 @@ import zlib
 
 import numpy as np
 
-from ..attention import softmax
+from ..attention import matmul, softmax
 from ..params import LabParameterError, Param
 from ..static import Table, Text
 
@@ -110,9 +110,9 @@ def compute(params: dict) -> dict:
         )
     X = embeddings(tokens, params["seed"])  # (seq_len, d_model)
     W_Q, W_K = projections(d_head, params["seed"])  # (d_model, d_head) each
-    Q = X @ W_Q  # (seq_len, d_head)
-    K = X @ W_K  # (seq_len, d_head)
-    S = Q @ K.T  # (seq_len, seq_len), [query, key]
+    Q = matmul(X, W_Q)  # (seq_len, d_head)
+    K = matmul(X, W_K)  # (seq_len, d_head)
+    S = matmul(Q, K.T)  # (seq_len, seq_len), [query, key]
     scores = S[query]  # (seq_len,): q . k_j for every key j
     weights = softmax(scores / math.sqrt(d_head))  # (seq_len,), sums to 1
     return {

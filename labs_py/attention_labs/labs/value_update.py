@@ -29,7 +29,7 @@ import zlib
 
 import numpy as np
 
-from ..attention import entropy_bits, scaled_dot_product_attention
+from ..attention import entropy_bits, matmul, scaled_dot_product_attention
 from ..params import LabParameterError, Param
 from ..static import Table, Text
 
@@ -95,10 +95,11 @@ def head_output(X, W_Q, W_K, W_V, W_O):
     """One head, every step kept: a dict of Q, K, V (seq_len, d_head), logits and pattern
     (seq_len, seq_len) [query, key], weighted values O = A V (seq_len, d_head) and the
     update delta = O W_O (seq_len, d_model)."""
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (seq_len, d_head) each
+    Q, K, V = matmul(X, W_Q), matmul(X, W_K), matmul(X, W_V)  # (seq_len, d_head) each
     out, A = scaled_dot_product_attention(Q, K, V)  # (seq_len, d_head), (seq_len, seq_len)
-    logits = Q @ K.T / math.sqrt(Q.shape[-1])  # (seq_len, seq_len), as inside the line above
-    return {"Q": Q, "K": K, "V": V, "logits": logits, "pattern": A, "O": out, "delta": out @ W_O}
+    logits = matmul(Q, K.T) / math.sqrt(Q.shape[-1])  # (seq_len, seq_len), as inside the line above
+    delta = matmul(out, W_O)  # (seq_len, d_model)
+    return {"Q": Q, "K": K, "V": V, "logits": logits, "pattern": A, "O": out, "delta": delta}
 
 
 def _plane(x: np.ndarray, delta: np.ndarray) -> np.ndarray:
