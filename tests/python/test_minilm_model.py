@@ -204,22 +204,3 @@ def test_bad_input_is_named(f32):
         minilm.load_weights(b"abc")
     with pytest.raises(ValueError, match="has no tensor"):
         minilm.load_weights(minilm.write_safetensors({"x": np.zeros(2, np.float32)}))
-
-
-def test_the_models_attention_is_the_lessons_function_in_float32(f32, wp):
-    # minilm._attention skips scaled_dot_product_attention's checks and stays in float32: the
-    # same numbers to float32 rounding (seen: weights 1.8e-7, outputs 1.4e-6 on layer 0)
-    from attention_labs.attention import scaled_dot_product_attention
-
-    ids = wp.encode("The keys to the old wooden cabinet are on the kitchen table.").ids
-    x = minilm.embed(np.asarray(ids), f32)
-    layer = f32["layers"][0]
-    q, k, v = (
-        minilm.split_heads(minilm.linear(x, layer[f"W_{n}"], layer[f"b_{n}"])) for n in "QKV"
-    )
-    want_z, want_w = scaled_dot_product_attention(q, k, v)
-    z, w = minilm._attention(q, k, v)
-    assert z.dtype == w.dtype == np.float32
-    np.testing.assert_allclose(w, want_w, rtol=0, atol=1e-6)
-    np.testing.assert_allclose(z, want_z, rtol=0, atol=1e-5)
-    np.testing.assert_array_equal(minilm._attention(q, k), w)  # the weights alone

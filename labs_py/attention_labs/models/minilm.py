@@ -15,14 +15,11 @@ team (Reimers and Gurevych 2019, "Sentence-BERT"; Apache-2.0).
 
 The maps need less than all of it: the last layer's values, W_O and MLP change no attention
 weight, so `forward` stops at that layer's queries and keys (`attention_weights`) unless the
-hidden states are asked for: an eighth less work.
+hidden states are asked for: a sixth less work.
 
-Each head's attention is the arithmetic of `attention.scaled_dot_product_attention`, the
-function the lessons build, done by `_attention` in float32 without that function's argument
-checks (tests/python/test_minilm_model.py checks the two agree); everything runs in float32.
-Weight matrices stay as PyTorch's Linear stores them, W (d_out, d_in), and `linear` computes
-x W^T + b; W_Q, W_K and W_V are also kept side by side as one (3 d_model, d_model) matrix,
-W_QKV, so that the three projections are one product.
+Each head's attention is `attention.scaled_dot_product_attention`, the function the lessons
+build (float64 inside); the projections, the MLP and LayerNorm run in float32. Weight matrices
+stay as PyTorch's Linear stores them, W (d_out, d_in), and `linear` computes x W^T + b.
 
 The weights come as a safetensors file (`read_safetensors`): either the original float32
 ``model.safetensors`` or the int8 file the build writes (build_scripts/minilm/quantise.py):
@@ -39,6 +36,8 @@ import math
 import sys
 
 import numpy as np
+
+from ..attention import attention_logits, scaled_dot_product_attention, softmax
 
 __all__ = [
     "CONFIG",
@@ -182,9 +181,7 @@ def load_weights(data) -> dict:
         {"word": (vocab_size, d_model), "position": (n_positions, d_model), "token_type":
         (d_model,), "ln_emb": (gamma, beta), "layers": [6 dicts with W_Q, W_K, W_V, W_O
         (d_model, d_model), b_Q, b_K, b_V, b_O (d_model,), ln_1, ln_2 (gamma, beta),
-        W_1 (d_mlp, d_model), b_1 (d_mlp,), W_2 (d_model, d_mlp), b_2 (d_model,), and W_QKV
-        (3 d_model, d_model), b_QKV (3 d_model,): W_Q, W_K, W_V stacked (W_Q, W_K, W_V and
-        their biases are views of these)]}.
+        W_1 (d_mlp, d_model), b_1 (d_mlp,), W_2 (d_model, d_mlp), b_2 (d_model,)]}.
 
     Raises:
         ValueError: a tensor is missing (naming it) or the file is malformed.
@@ -207,19 +204,14 @@ def load_weights(data) -> dict:
     for i in range(CONFIG["n_layers"]):
         p = f"encoder.layer.{i}."
         a = p + "attention.self."
-        W_QKV = np.concatenate([get(a + n + ".weight") for n in ("query", "key", "value")])
-        b_QKV = np.concatenate([get(a + n + ".bias") for n in ("query", "key", "value")])
-        d = len(W_QKV) // 3
         layers.append(
             {
-                "W_QKV": W_QKV,  # (3 d_model, d_model), [out, in]: W_Q, W_K, W_V stacked
-                "b_QKV": b_QKV,  # (3 d_model,)
-                "W_Q": W_QKV[:d],  # (d_model, d_model), views of W_QKV
-                "W_K": W_QKV[d : 2 * d],
-                "W_V": W_QKV[2 * d :],
-                "b_Q": b_QKV[:d],  # (d_model,)
-                "b_K": b_QKV[d : 2 * d],
-                "b_V": b_QKV[2 * d :],
+                "W_Q": get(a + "query.weight"),  # (d_model, d_model), [out, in]
+                "W_K": get(a + "key.weight"),
+                "W_V": get(a + "value.weight"),
+                "b_Q": get(a + "query.bias"),  # (d_model,)
+                "b_K": get(a + "key.bias"),
+                "b_V": get(a + "value.bias"),
                 "W_O": get(p + "attention.output.dense.weight"),
                 "b_O": get(p + "attention.output.dense.bias"),
                 "ln_1": ln(p + "attention.output.LayerNorm"),
@@ -246,50 +238,27 @@ def layer_norm(x, gamma, beta, eps=CONFIG["layer_norm_eps"]):
     """LayerNorm over the last axis (Ba et al. 2016, "Layer Normalization"):
     (x - mean) / sqrt(var + eps) * gamma + beta, var the biased variance.
 
-    x (..., d_model); gamma, beta (d_model,). Returns x's shape, float32 (a new array: x is
-    not changed)."""
-    out = np.subtract(x, x.mean(axis=-1, keepdims=True), dtype=np.float32)  # x - mean
-    var = np.einsum("...i,...i->...", out, out)[..., None] / out.shape[-1]  # (..., 1)
-    out *= 1 / np.sqrt(var + eps)  # in place: one array of x's size, not five
-    out *= gamma
-    out += beta
-    return out
+    x (..., d_model); gamma, beta (d_model,). Returns x's shape, float32."""
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1)
+    return ((x - mean) / np.sqrt(var + eps) * gamma + beta).astype(np.float32)
 
 
-# Abramowitz and Stegun 1964, formula 7.1.26: for z >= 0, erfc(z) = 1 - erf(z) is
-# (a1 t + a2 t^2 + ... + a5 t^5) exp(-z^2) with t = 1 / (1 + p z), error below 1.5e-7.
-# NumPy has no vectorised erf and SciPy is too big to load for one function.
-_AS_P = 0.3275911
-_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)  # a1 .. a5
+def _erf(x):
+    """erf(x) by Abramowitz and Stegun 1964, formula 7.1.26 (error below 1.5e-7); NumPy has
+    no vectorised erf and SciPy is too big to load for one function."""
+    z = np.abs(x).astype(np.float64)
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = np.zeros_like(t)
+    for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly = (poly + a) * t  # Horner: t (a1 + t (a2 + ... t a5))
+    return np.sign(x) * (1.0 - poly * np.exp(-z * z))
 
 
 def gelu(x):
-    """GELU, erf form (Hendrycks and Gimpel 2016): x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, as
-    BERT's ``hidden_act: "gelu"``. Any shape; float32 out.
-
-    Computed as max(x, 0) - |x| erfc(|x| / sqrt 2) / 2, the same function written with the
-    small tail erfc = 1 - erf (by formula 7.1.26 above) instead of 1 + erf: in float32 the
-    tail keeps its relative precision, so gelu(x) stays within 1e-6 of the exact value, and
-    every step runs in place on float32 arrays (the MLP's activation, seq_len x 1536, is the
-    largest array of the forward pass)."""
-    x = np.asarray(x, dtype=np.float32)
-    a = np.abs(x)  # |x|
-    t = a * np.float32(_AS_P / math.sqrt(2.0))  # p z with z = |x| / sqrt 2
-    t += 1
-    np.reciprocal(t, out=t)  # t = 1 / (1 + p z)
-    poly = np.full_like(t, _AS_A[-1] / 2)  # the coefficients halved: erfc / 2 directly
-    for c in reversed(_AS_A[:-1]):
-        poly *= t
-        poly += np.float32(c / 2)
-    poly *= t  # erfc(z) / 2 = poly exp(-z^2)
-    np.square(x, out=t)
-    t *= np.float32(-0.5)  # -z^2 = -x^2 / 2
-    np.exp(t, out=t)
-    poly *= t
-    poly *= a  # |x| erfc(|x| / sqrt 2) / 2
-    np.maximum(x, 0, out=a)
-    a -= poly
-    return a
+    """GELU, erf form (Hendrycks and Gimpel 2016): x * (1 + erf(x / sqrt 2)) / 2, as BERT's
+    ``hidden_act: "gelu"``. Any shape; float32 out."""
+    return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(np.float32)
 
 
 # Without BLAS (Pyodide), NumPy's einsum is several times faster than matmul for this product
@@ -300,10 +269,10 @@ _EINSUM = sys.platform == "emscripten"
 
 def linear(x, W, b):
     """x W^T + b: x (seq_len, d_in), W (d_out, d_in) as PyTorch stores it, b (d_out,)
-    -> (seq_len, d_out) float32."""
-    out = np.einsum("ti,oi->to", x, W) if _EINSUM else x @ W.T
-    out += b  # in place: no second (seq_len, d_out) array
-    return out
+    -> (seq_len, d_out)."""
+    if _EINSUM:
+        return np.einsum("ti,oi->to", x, W) + b
+    return x @ W.T + b
 
 
 def embed(ids, w):
@@ -320,21 +289,6 @@ def split_heads(t):
     return t.reshape(seq_len, n_heads, d_model // n_heads).transpose(1, 0, 2)
 
 
-def _attention(q, k, v=None):
-    """softmax(q k^T / sqrt(d_head)) (and times v): the numbers of
-    `attention.scaled_dot_product_attention` with no mask, in float32 and without its argument
-    checks (those cost as much as the products here; q, k, v come from `linear`, finite).
-
-    q, k, v (n_heads, seq_len, d_head) float32. Returns weights (n_heads, seq_len, seq_len)
-    float32, [query, key], or (z (n_heads, seq_len, d_head), weights) when v is given."""
-    w = q @ k.transpose(0, 2, 1)  # (n_heads, seq_len, seq_len) logits
-    w *= np.float32(1 / math.sqrt(q.shape[-1]))
-    w -= w.max(axis=-1, keepdims=True)  # every exp() <= 1: no overflow
-    np.exp(w, out=w)
-    w /= w.sum(axis=-1, keepdims=True)
-    return w if v is None else (w @ v, w)
-
-
 def attention_block(x, layer, head_scale=None):
     """Multi-head self-attention with BERT's weights (Vaswani et al. 2017, section 3.2.2).
 
@@ -347,27 +301,26 @@ def attention_block(x, layer, head_scale=None):
 
     Returns:
         (update (seq_len, d_model) float32: Concat(heads) W_O^T + b_O, weights (n_heads,
-        seq_len, seq_len) float32, [query, key]).
+        seq_len, seq_len) float64, [query, key]).
     """
     seq_len, d_model = x.shape
-    qkv = linear(x, layer["W_QKV"], layer["b_QKV"])  # (seq_len, 3 d_model): q, k, v side by side
-    q, k, v = (split_heads(qkv[:, i * d_model : (i + 1) * d_model]) for i in range(3))
-    z, weights = _attention(q, k, v)  # no mask: every key is visible
+    q = split_heads(linear(x, layer["W_Q"], layer["b_Q"]))  # (n_heads, seq_len, d_head)
+    k = split_heads(linear(x, layer["W_K"], layer["b_K"]))
+    v = split_heads(linear(x, layer["W_V"], layer["b_V"]))
+    z, weights = scaled_dot_product_attention(q, k, v)  # no mask: every key is visible
     if head_scale is not None:
-        z *= np.asarray(head_scale, dtype=np.float32)[:, None, None]
-    concat = z.transpose(1, 0, 2).reshape(seq_len, d_model)  # (seq_len, d_model)
+        z = z * np.asarray(head_scale, dtype=np.float64)[:, None, None]
+    concat = z.transpose(1, 0, 2).reshape(seq_len, d_model).astype(np.float32)
     return linear(concat, layer["W_O"], layer["b_O"]), weights
 
 
 def attention_weights(x, layer):
     """Only the weights of `attention_block`: softmax(q k^T / sqrt(d_head)), the same
     numbers without computing values or outputs. x (seq_len, d_model) -> (n_heads,
-    seq_len, seq_len) float32, [query, key]."""
-    d_model = x.shape[1]
-    # the same product as attention_block's (values included: a third of one of the five
-    # products of a layer), so that the maps are bit for bit the same with any BLAS
-    qkv = linear(x, layer["W_QKV"], layer["b_QKV"])
-    return _attention(split_heads(qkv[:, :d_model]), split_heads(qkv[:, d_model : 2 * d_model]))
+    seq_len, seq_len) float64, [query, key]."""
+    q = split_heads(linear(x, layer["W_Q"], layer["b_Q"]))  # (n_heads, seq_len, d_head)
+    k = split_heads(linear(x, layer["W_K"], layer["b_K"]))
+    return softmax(attention_logits(q, k), axis=-1)
 
 
 def encoder_layer(x, layer, head_scale=None):
@@ -379,15 +332,12 @@ def encoder_layer(x, layer, head_scale=None):
         head_scale: optional (n_heads,) factors for each head's output (`attention_block`).
 
     Returns:
-        (x (seq_len, d_model) float32, weights (n_heads, seq_len, seq_len) float32).
+        (x (seq_len, d_model) float32, weights (n_heads, seq_len, seq_len) float64).
     """
     update, weights = attention_block(x, layer, head_scale)
-    update += x  # the residual connection, added in place
-    x = layer_norm(update, *layer["ln_1"])  # (seq_len, d_model)
+    x = layer_norm(x + update, *layer["ln_1"])  # (seq_len, d_model)
     hidden = gelu(linear(x, layer["W_1"], layer["b_1"]))  # (seq_len, d_mlp)
-    update = linear(hidden, layer["W_2"], layer["b_2"])
-    update += x
-    x = layer_norm(update, *layer["ln_2"])
+    x = layer_norm(x + linear(hidden, layer["W_2"], layer["b_2"]), *layer["ln_2"])
     return x, weights
 
 
@@ -435,7 +385,7 @@ def forward(ids, weights, head_scale=None, hidden_states=False):
         x, w = encoder_layer(x, layer, None if head_scale is None else head_scale[i])
         states.append(x)
         maps.append(w)  # (n_heads, seq_len, seq_len)
-    out = {"weights": np.stack(maps)}  # float32
+    out = {"weights": np.stack(maps).astype(np.float32)}
     if hidden_states:
         out["hidden_states"] = np.stack(states)
     return out
