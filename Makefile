@@ -13,7 +13,7 @@ ifneq ($(SOURCE_DATE_EPOCH),)
 export SOURCE_DATE_EPOCH
 endif
 
-.PHONY: serve build publish test vendor wheel bench lint clean precompute train-induction
+.PHONY: serve build publish test vendor wheel bench bench-suite lint clean precompute train-induction
 .PHONY: format check-site new-lesson publish-address check-lesson check-lesson-name
 .PHONY: test-python test-chromium test-engines
 
@@ -73,6 +73,11 @@ check-lesson-name: $(VENV)/.site-installed
 # thread wake-ups, and CPython's lab timings are comparable to the page's.
 bench: $(VENV)/.test-installed node_modules/.installed build
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m build_scripts.bench.bench_report
+
+## bench-suite: `make test` in a clean clone of the last commit, timed (half an hour); its rows
+##   replace the report's (a plain `make bench` carries them over)
+bench-suite: $(VENV)/.test-installed
+	$(PY) -m build_scripts.bench.bench_report --only suite --merge
 
 ## precompute: real attention maps (MiniLM, SmolLM2-135M, and GPT-2 when its weights are here)
 ##   into docs/assets/attention/

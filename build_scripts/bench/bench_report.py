@@ -9,7 +9,11 @@ module and add a line to ``SECTIONS``; this file renders every row. Sections nev
 anything: speed is measured here, not in tests.
 
 Usage: python -m build_scripts.bench.bench_report [--runs 5] [--only build,budget,lab,precompute]
-                                             [--out bench-results/REPORT.md]
+                                             [--out bench-results/REPORT.md] [--merge]
+
+``--merge`` keeps the report's other rows and replaces those of the benchmarks measured
+again (e.g. one section rerun after a change); ``make bench-suite`` is ``--only suite
+--merge``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from build_scripts.bench import bench_suite
 from build_scripts.bench.contract import Row, cell, med, parser, table
 from build_scripts.files import write_atomic
 from build_scripts.gates.browser import launch
@@ -101,7 +106,12 @@ SECTIONS: dict[str, str] = {
     "smollm2": "bench_smollm2",  # SmolLM2 token by token, Chromium against CPython
     "engines": "bench_engines",  # start-up in Firefox and WebKit
     "live": "bench_live",  # make serve: an edit saved to the page reloaded with it
+    "check-lesson": "bench_contrib",  # make check-lesson NAME=04-masking (issue 26)
+    "suite": "bench_suite",  # make test in a clean clone (make bench-suite)
 }
+# Sections a plain `make bench` leaves out (half an hour each): their rows are carried over
+# from the report being replaced, found by their benchmark name, until they are run again.
+OPT_IN: dict[str, str] = {"suite": bench_suite.BENCHMARK}
 
 
 def section(name: str) -> Callable[..., list[Row]]:
@@ -109,33 +119,89 @@ def section(name: str) -> Callable[..., list[Row]]:
     return importlib.import_module(f"build_scripts.bench.{SECTIONS[name]}").rows
 
 
+def table_lines(report: str) -> list[str]:
+    """The row lines of a report's table (as written: cells already escaped)."""
+    return [
+        line
+        for line in report.splitlines()[2:]
+        if line.startswith("| ") and not line.startswith(("| benchmark |", "| --- |"))
+    ]
+
+
+def benchmark_of(line: str) -> str:
+    """The first cell of a table line ("| site build | ..." -> "site build")."""
+    return line[2:].split(" | ", 1)[0]
+
+
 # --------------------------------------------------------------------------- report
 
 
-def render(rows: list[Row], info: dict[str, str], when: str) -> str:
-    """The report: a heading, the machine, and one table with every row."""
-    lines = [
+def render(rows: list[Row], info: dict[str, str], when: str, carried=(), header=None) -> str:
+    """The report: a heading, the machine, and one table with every row, then the
+    ``carried`` lines (rows of an earlier report, as written). ``header``: the heading and
+    machine lines to use instead (``--merge`` keeps the earlier report's)."""
+    lines = header or [
         "## Benchmark report",
         "",
         f"Written by `make bench` on {when}. Machine: "
         + "; ".join(f"{k} {cell(v)}" for k, v in info.items())
         + ". Timings are median (min–max).",
-        "",
-        *table(rows),
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *table(rows), *carried]) + "\n"
 
 
-def write_report(rows: list[Row], info: dict[str, str], out: Path = OUT, when=None) -> Path:
+def write_report(
+    rows: list[Row], info: dict[str, str], out: Path = OUT, when=None, merge=False, ran=()
+) -> Path:
+    """Write the report of ``rows`` to ``out``. Rows of the earlier report at ``out`` are
+    kept: with ``merge``, every row whose benchmark is not measured again (in place, the
+    earlier heading kept and a line saying what was rerun added); otherwise the rows of the
+    ``OPT_IN`` sections not in ``ran``."""
     when = when or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    write_atomic(out, render(rows, info, when))
+    earlier = out.read_text("utf-8") if out.is_file() else ""
+    old = table_lines(earlier)
+    if merge and old:
+        new = {r.benchmark for r in rows}
+        fresh = dict.fromkeys(new)
+        lines, placed = [], set()
+        for line in old:  # each rerun benchmark's new rows where its old ones were
+            name = benchmark_of(line)
+            if name in new:
+                if name not in placed:
+                    placed.add(name)
+                    lines += table([r for r in rows if r.benchmark == name])[2:]
+                continue
+            lines.append(line)
+        lines += table([r for r in rows if r.benchmark in fresh and r.benchmark not in placed])[2:]
+        head = earlier.split("\n| benchmark |", 1)[0].rstrip("\n").splitlines()
+        head.append(
+            f"Rerun on {when} with `--merge` (load average {cell(info['load average'])}): "
+            + ", ".join(f"`{name}`" for name in ran)
+            + "."
+        )
+        write_atomic(out, "\n".join([*head, "", *table([])[:2], *lines]) + "\n")
+        return out
+    carried = [
+        line
+        for section_name, benchmark in OPT_IN.items()
+        if section_name not in ran
+        for line in old
+        if benchmark_of(line) == benchmark
+    ]
+    write_atomic(out, render(rows, info, when, carried))
     return out
 
 
 def main(argv=None) -> int:
     options = parser(__doc__.splitlines()[0])
-    options.add_argument("--only", default=",".join(SECTIONS), help="sections, comma-separated")
+    default = ",".join(name for name in SECTIONS if name not in OPT_IN)
+    options.add_argument("--only", default=default, help="sections, comma-separated")
     options.add_argument("--out", default=str(OUT))
+    options.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the report's other rows; replace those of the benchmarks measured again",
+    )
     args = options.parse_args(argv)
     if not (ROOT / "site" / "index.html").is_file():
         print("bench: site/ is not built: run `make build`", file=sys.stderr)
@@ -150,7 +216,7 @@ def main(argv=None) -> int:
     for name in wanted:
         print(f"bench: {name} …", flush=True)
         rows += section(name)(args)
-    out = write_report(rows, info, Path(args.out))
+    out = write_report(rows, info, Path(args.out), merge=args.merge, ran=wanted)
     print(out.read_text("utf-8"))
     print(f"bench: written to {out}")
     return 0

@@ -11,8 +11,9 @@ import subprocess
 
 from helpers import ROOT, SITE
 
-from build_scripts.bench import bench_pictures, bench_startup, contract
+from build_scripts.bench import bench_pictures, bench_report, bench_startup, bench_suite, contract
 from build_scripts.bench.bench_report import (
+    OPT_IN,
     OUT,
     SECTIONS,
     Row,
@@ -134,3 +135,62 @@ def test_the_report_is_committed_and_shown_on_the_about_page():
         if line.startswith("| ") and "---" not in line
     )
     assert first_row.split("|")[1].strip() in about
+
+
+def test_merge_replaces_the_rerun_benchmarks_in_place_and_keeps_the_rest(tmp_path):
+    """``--merge`` (one section rerun after a change): the earlier report's heading and its
+    other rows stay; the rows of each benchmark measured again take its old rows' place."""
+    out = tmp_path / "REPORT.md"
+    old = [
+        Row("site build", "warm", "5 s"),
+        Row("lab a", "default", "9 ms", "x | y"),
+        Row("lab a", "largest", "40 ms"),
+        Row("page /", "bytes", "1 kB"),
+    ]
+    write_report(old, INFO, out, when="2026-01-01 00:00 UTC")
+    new = [Row("lab a", "default", "7 ms"), Row("lab b", "default", "3 ms")]
+    write_report(
+        new, dict(INFO, **{"load average": "0.5"}), out, when="later", merge=True, ran=["labs"]
+    )
+    text = out.read_text("utf-8")
+    assert "Written by `make bench` on 2026-01-01 00:00 UTC" in text
+    assert "Rerun on later with `--merge` (load average 0.5): `labs`." in text
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert table[2:] == [
+        "| site build | warm | 5 s |  |",
+        "| lab a | default | 7 ms |  |",
+        "| page / | bytes | 1 kB |  |",
+        "| lab b | default | 3 ms |  |",
+    ]
+
+
+def test_a_plain_bench_carries_the_opt_in_suite_rows_over_until_they_are_rerun(tmp_path):
+    """`make bench` leaves out the half-hour suite section (OPT_IN) and keeps its rows from
+    the report it replaces; every other old row goes."""
+    out = tmp_path / "REPORT.md"
+    suite = Row(bench_suite.BENCHMARK, "pytest: every test", "9.5 min", "2,700 passed")
+    write_report([Row("site build", "warm", "5 s"), suite], INFO, out, when="before")
+    write_report([Row("site build", "warm", "4 s")], INFO, out, when="after", ran=["build"])
+    table = [line for line in out.read_text("utf-8").splitlines() if line.startswith("| ")]
+    assert table[2:] == [
+        "| site build | warm | 4 s |  |",
+        f"| {bench_suite.BENCHMARK} | pytest: every test | 9.5 min | 2,700 passed |",
+    ]
+    # run again, the suite's new rows replace the carried ones
+    write_report(
+        [Row(bench_suite.BENCHMARK, "pytest: every test", "8 min")],
+        INFO,
+        out,
+        when="x",
+        ran=["suite"],
+    )
+    assert "9.5 min" not in out.read_text("utf-8")
+
+
+def test_a_plain_bench_runs_every_section_but_the_opt_in_ones(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(bench_report, "machine", lambda: INFO)
+    monkeypatch.setattr(bench_report, "section", lambda name: lambda args: ran.append(name) or [])
+    assert bench_report.main(["--out", str(tmp_path / "R.md")]) == 0
+    assert ran == [name for name in SECTIONS if name not in OPT_IN]
+    assert OPT_IN == {"suite": bench_suite.BENCHMARK} and "suite" in SECTIONS
