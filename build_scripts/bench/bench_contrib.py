@@ -21,8 +21,11 @@ from build_scripts.bench.contract import Row, run_alone
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = "04-masking"
-# pytest's last line, e.g. "==== 120 passed, 1 warning in 95.31s (0:01:35) ===="
-SUMMARY = re.compile(r"=+ (?P<counts>\d+ passed[^=]*?) in (?P<seconds>[\d.]+)s")
+# pytest's last line: "==== 120 passed, 1 warning in 95.31s (0:01:35) ====", or with -q
+# "120 passed in 95.31s (0:01:35)"
+SUMMARY = re.compile(
+    r"^(?:=+ )?(?P<counts>\d+ (?:passed|failed|errors?)[^=\n]*?) in (?P<seconds>[\d.]+)s", re.M
+)
 
 
 def load() -> str:
