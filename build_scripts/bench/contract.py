@@ -1,10 +1,10 @@
 """The one contract of `make bench`: a benchmark is a module with ``rows(args) -> list[Row]``.
 
 ``args`` holds the options every benchmark shares (``parser``: ``--runs``, ``--repeats``,
-``--lab-repeats``); each module reads those it uses. bench_report.py lists the modules in
-``SECTIONS`` and renders every row into bench-results/REPORT.md; a module run alone
-(``python -m build_scripts.bench.bench_startup --runs 1``) prints its own rows, rendered by
-the same ``table``. A benchmark measures and returns numbers: it writes no report of its
+``--lab-repeats``, ``--labs``); each module reads those it uses. bench_report.py lists the
+modules in ``SECTIONS`` and renders every row into bench-results/REPORT.md; a module run
+alone (``python -m build_scripts.bench.bench_startup --runs 1``) prints its own rows,
+rendered by the same ``table``. A benchmark measures and returns numbers: it writes no report of its
 own and asserts nothing.
 """
 
@@ -56,6 +56,9 @@ def parser(description: str) -> argparse.ArgumentParser:
     out.add_argument("--runs", type=int, default=5, help="cold runs (lab, start-up, explorer...)")
     out.add_argument("--repeats", type=int, default=30, help="recomputes per seq_len (lab)")
     out.add_argument("--lab-repeats", type=int, default=15, help="recomputes per lab setting")
+    out.add_argument(
+        "--labs", default="", help="only these labs, comma-separated (section labs; default all)"
+    )
     return out
 
 

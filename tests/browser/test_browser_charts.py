@@ -373,6 +373,61 @@ def test_updates_reuse_the_charts_nodes(charts_page):
     assert page.locator("#line .attn-chart__axis").count() == 2
 
 
+def test_an_update_with_the_same_data_changes_nothing_and_new_data_is_drawn(charts_page):
+    """The labs send every chart its data on each recompute; a chart whose data did not
+    change is left as it is (no DOM writes), one whose data did is redrawn."""
+    page = charts_page.page
+    changed = page.evaluate(
+        """() => {
+      const data = { series: [{ name: 'a', points: [[1, 1], [2, 3], [130, 2]] }],
+                     marker: { x: 2, label: 'two' } };
+      made.line.update(data);
+      const seen = [];
+      const watch = new MutationObserver((records) => seen.push(...records));
+      watch.observe(document.getElementById('line'),
+                    { subtree: true, attributes: true, childList: true, characterData: true });
+      made.line.update(JSON.parse(JSON.stringify(data)));
+      const same = watch.takeRecords().length;
+      made.line.update({ ...data, marker: { x: 130, label: 'last' } });
+      const moved = watch.takeRecords().length;
+      watch.disconnect();
+      return [same, moved, document.querySelector('#line .attn-chart__rule-label').textContent];
+    }"""
+    )
+    assert changed[0] == 0 and changed[1] > 0 and changed[2] == "last"
+
+
+def test_the_plane_takes_a_new_extent_in_place(charts_page):
+    page = charts_page.page
+    page.evaluate(
+        """() => {
+      const d = document.createElement("div"); d.id = "plane-grow";
+      document.getElementById("chart-host").append(d);
+      window.growPlane = charts.vectorPlane(d, { label: "Small", extent: 2 });
+      growPlane.update({ vectors: [{ id: "x", to: [1, 1], label: "x", draggable: true }] });
+    }"""
+    )
+    page.evaluate("() => { document.querySelector('#plane-grow figure').dataset.first = 'yes'; }")
+    ticks = "(sel) => [...document.querySelectorAll(`${sel} .tick text`)].map((t) => t.textContent)"
+    assert "2" in page.evaluate(ticks, "#plane-grow") and "8" not in page.evaluate(
+        ticks, "#plane-grow"
+    )
+    page.evaluate(
+        "() => growPlane.update({ extent: 8, label: 'Large', vectors: "
+        "[{ id: 'x', to: [6, -5], label: 'x', draggable: true }] })"
+    )
+    # the same figure (not a new plane), the axes redrawn for the new extent
+    assert page.get_attribute("#plane-grow figure", "data-first") == "yes"
+    assert page.evaluate("() => document.querySelectorAll('#plane-grow figure').length") == 1
+    assert "8" in page.evaluate(ticks, "#plane-grow")
+    assert page.get_attribute("#plane-grow figure", "aria-label") == "Large"
+    handle = "#plane-grow .attn-chart__handle"
+    assert page.get_attribute(handle, "aria-valuemax") == "8"
+    assert page.get_attribute(handle, "aria-valuetext") == "x 6.00, y -5.00"
+    page.evaluate("() => { growPlane.destroy(); document.getElementById('plane-grow').remove(); }")
+    assert charts_page.errors == []
+
+
 def test_the_plane_gives_the_arrow_key_hint_only_when_a_vector_is_draggable(charts_page):
     page = charts_page.page
     hint = "Arrow keys move the point by 0.1; with Shift, by 1."

@@ -42,7 +42,16 @@ def test_the_builds_result_is_drawn_before_python(lesson):
     got = state(page)
     assert got["runs"] == 0
     assert_same_as_cpython(got)
-    assert page.locator(f"{LAB} svg rect").count() == 16  # 4 x 4 tiles
+    # 4 x 4 tiles, each outlined (one subpath each), the first one the current tile
+    outline = page.get_attribute(f"{LAB} .attn-tiles__outline", "d")
+    assert outline.count("M") == 16
+    current = page.locator(f"{LAB} .attn-tiles__current")
+    assert [float(current.get_attribute(a)) for a in ("x", "y", "width", "height")] == [
+        0,
+        0,
+        60,
+        60,
+    ]
     text = page.locator(f"{LAB} .attn-lab__cell").first.inner_text()
     assert text.startswith("Tile 1 of 16: query rows 1 to 4, key columns 1 to 4")
     assert page.locator(f"{LAB} table", has_text="Running max m").count() == 1

@@ -102,11 +102,46 @@ export function mount(body, lab) {
     tableYLabel: "", // the series' names give their units
   });
 
+  // The grid as a few paths, not an element per tile: at 1 x 1 tiles of 64 tokens that
+  // is 4,096 tiles, and 4,096 SVG elements cost a frame or more to restyle and lay out.
+  const fg = "var(--md-default-fg-color)";
+  const gridParts = {
+    back: svgEl("rect", { style: "fill: var(--md-default-bg-color)" }),
+    read: svgEl("path", { style: "fill: var(--md-default-fg-color--lighter)" }),
+    outline: svgEl("path", {
+      class: "attn-tiles__outline",
+      style: `fill: none; stroke: ${fg}; stroke-width: 0.75`,
+    }),
+    skipped: svgEl("path", { style: `fill: none; stroke: ${fg}; stroke-width: 0.75` }),
+    current: svgEl("rect", {
+      class: "attn-tiles__current",
+      style: `fill: var(--md-accent-fg-color); stroke: ${fg}; stroke-width: 3`,
+    }),
+  };
+  svg.append(...Object.values(gridParts));
+  const label = (text, attrs) => {
+    const t = svgEl("text", { ...attrs, style: `fill: ${fg}; font-size: 12px` });
+    t.textContent = text;
+    svg.append(t);
+  };
+  label("keys →", { x: 0, y: -8 });
+  // Rotated a quarter turn: it reads upwards, ending at the grid's top-left corner.
+  label("← queries", { x: 0, y: -8, transform: "rotate(-90)", "text-anchor": "end" });
+  const setAttrs = (node, attrs) => {
+    for (const [k, v] of Object.entries(attrs)) {
+      const text = String(v);
+      if (node.getAttribute(k) !== text) node.setAttribute(k, text);
+    }
+  };
+
   function drawGrid(r) {
-    svg.replaceChildren();
     const cell = GRID_PX / r.seq_len; // one score
     const read = new Map(r.tiles.map(([q, k], i) => [`${q},${k}`, i]));
-    const fg = "var(--md-default-fg-color)";
+    const box = (x, y, w, h) => `M${x},${y}h${w}v${h}h${-w}Z`;
+    const readPath = [];
+    const outline = [];
+    const crossed = [];
+    let current = null;
     for (let qb = 0; qb < r.n_q_blocks; qb++) {
       for (let kb = 0; kb < r.n_k_blocks; kb++) {
         const x = kb * r.block_k * cell;
@@ -114,42 +149,19 @@ export function mount(body, lab) {
         const w = Math.min(r.block_k, r.seq_len - kb * r.block_k) * cell;
         const h = Math.min(r.block_q, r.seq_len - qb * r.block_q) * cell;
         const i = read.get(`${qb},${kb}`);
-        const current = i === r.step;
-        const fill = current
-          ? "var(--md-accent-fg-color)"
-          : i !== undefined && i < r.step
-            ? "var(--md-default-fg-color--lighter)"
-            : "var(--md-default-bg-color)";
-        svg.append(
-          svgEl("rect", {
-            x,
-            y,
-            width: w,
-            height: h,
-            style: `fill: ${fill}; stroke: ${fg}; stroke-width: ${current ? 3 : 0.75}`,
-          }),
-        );
-        if (i === undefined) {
-          // skipped by the causal mask: crossed out
-          for (const [x1, y1, x2, y2] of [
-            [x, y, x + w, y + h],
-            [x + w, y, x, y + h],
-          ]) {
-            svg.append(
-              svgEl("line", { x1, y1, x2, y2, style: `stroke: ${fg}; stroke-width: 0.75` }),
-            );
-          }
-        }
+        outline.push(box(x, y, w, h));
+        if (i === r.step) current = { x, y, width: w, height: h };
+        else if (i !== undefined && i < r.step) readPath.push(box(x, y, w, h));
+        // skipped by the causal mask: crossed out
+        if (i === undefined)
+          crossed.push(`M${x},${y}L${x + w},${y + h}M${x + w},${y}L${x},${y + h}`);
       }
     }
-    const label = (text, attrs) => {
-      const t = svgEl("text", { ...attrs, style: `fill: ${fg}; font-size: 12px` });
-      t.textContent = text;
-      svg.append(t);
-    };
-    label("keys →", { x: 0, y: -8 });
-    // Rotated a quarter turn: it reads upwards, ending at the grid's top-left corner.
-    label("← queries", { x: 0, y: -8, transform: "rotate(-90)", "text-anchor": "end" });
+    setAttrs(gridParts.back, { x: 0, y: 0, width: GRID_PX, height: GRID_PX });
+    setAttrs(gridParts.read, { d: readPath.join("") });
+    setAttrs(gridParts.outline, { d: outline.join("") });
+    setAttrs(gridParts.skipped, { d: crossed.join("") });
+    setAttrs(gridParts.current, current ?? { width: 0, height: 0 });
   }
 
   function render(r) {

@@ -70,8 +70,15 @@ export function mount(body, lab) {
 
   const planeBox = el("div", "attn-lab__figure");
   body.append(planeBox);
-  let plane = null;
-  let extent = 0;
+  const planeLabel = (extent) =>
+    `The plane through the origin, the query's embedding x and x + Δ (axes from −${extent} to ${extent}): values v_j W_O, their weighted sum Δ, and x moved to x + Δ`;
+  let extent = 1;
+  const plane = vectorPlane(planeBox, {
+    label: planeLabel(extent),
+    extent,
+    step: 0.01,
+    kindLabels: { value: "values v_j W_O", update: "update Δ", embedding: "x and x + Δ" },
+  });
 
   const diagramBox = el("div");
   body.append(diagramBox);
@@ -99,20 +106,12 @@ export function mount(body, lab) {
     const delta = pair(p.delta);
     const updated = pair(p.updated);
     const need = niceExtent([...values, x, delta, updated]);
-    // A new plane only when the arrows leave it or shrink to under half of it: drawing a
-    // new one costs more than redrawing arrows.
-    if (!plane || need > extent || need < extent / 2) {
-      plane?.destroy();
-      planeBox.replaceChildren();
-      extent = need;
-      plane = vectorPlane(planeBox, {
-        label: `The plane through the origin, the query's embedding x and x + Δ (axes from −${extent} to ${extent}): values v_j W_O, their weighted sum Δ, and x moved to x + Δ`,
-        extent,
-        step: 0.01,
-        kindLabels: { value: "values v_j W_O", update: "update Δ", embedding: "x and x + Δ" },
-      });
-    }
+    // New axes only when the arrows leave them or shrink to under half of them (axes that
+    // jump at every small change would be hard to read).
+    if (need > extent || need < extent / 2) extent = need;
     plane.update({
+      extent,
+      label: planeLabel(extent),
       vectors: [
         ...values.map((v, j) => ({
           id: `v${j}`,
@@ -137,7 +136,7 @@ export function mount(body, lab) {
     markInvalid: kit.markInvalid,
     destroy: () => {
       bars.destroy();
-      plane?.destroy();
+      plane.destroy();
       diagram.destroy();
     },
   };

@@ -14,11 +14,13 @@ import {
   CHAR_PX,
   clamp,
   clip,
+  dataKey,
   defaultFormat,
   frame,
   legendItem,
   nextId,
   part,
+  setText,
   styleAxis,
   tickCount,
   tickFormat,
@@ -77,6 +79,8 @@ export function barChart(container, options) {
   f.svg.attr("role", "img").attr("aria-label", opts.label);
   const patternId = nextId("pattern");
   let data = { bars: [] };
+  let drawnKey = null; // dataKey of the data drawn
+  let axisKey = null; // what the grid and axis were last drawn for
 
   const partsOf = (bar) =>
     opts.stacked ? bar.parts || [] : [{ name: opts.valueLabel, value: bar.value }];
@@ -133,23 +137,28 @@ export function barChart(container, options) {
       "transform",
       `translate(${m.left},${m.top})`,
     );
-    part(plot, "g", "attn-chart__grid")
-      .selectAll("line")
-      .data(x.ticks(n))
-      .join("line")
-      .attr("x1", (v) => x(v))
-      .attr("x2", (v) => x(v))
-      .attr("y1", 0)
-      .attr("y2", innerH);
-    part(plot, "g", "attn-chart__axis--x")
-      .attr("transform", `translate(0,${innerH})`)
-      .call(axisBottom(x).ticks(n).tickFormat(tickFormat(x, n)))
-      .call(styleAxis);
-    part(svg, "text", "attn-chart__label--x")
-      .attr("x", m.left + innerW / 2)
-      .attr("y", height - 8)
-      .attr("text-anchor", "middle")
-      .text(opts.valueLabel);
+    // grid and axis only when their scale or place changes: d3-axis rewrites every tick
+    const key = `${x.domain()} ${innerW} ${innerH} ${m.left} ${n}`;
+    if (key !== axisKey) {
+      axisKey = key;
+      part(plot, "g", "attn-chart__grid")
+        .selectAll("line")
+        .data(x.ticks(n))
+        .join("line")
+        .attr("x1", (v) => x(v))
+        .attr("x2", (v) => x(v))
+        .attr("y1", 0)
+        .attr("y2", innerH);
+      part(plot, "g", "attn-chart__axis--x")
+        .attr("transform", `translate(0,${innerH})`)
+        .call(axisBottom(x).ticks(n).tickFormat(tickFormat(x, n)))
+        .call(styleAxis);
+      part(svg, "text", "attn-chart__label--x")
+        .attr("x", m.left + innerW / 2)
+        .attr("y", height - 8)
+        .attr("text-anchor", "middle")
+        .text(opts.valueLabel);
+    }
 
     const rows = part(plot, "g", "attn-chart__bars")
       .selectAll("g.attn-chart__bar")
@@ -189,19 +198,23 @@ export function barChart(container, options) {
         .attr("height", bandH)
         .style("fill", (d) => (opts.stacked ? partFill(patternId, d.i) : null));
     });
-    rows
-      .select(".attn-chart__bar-label")
-      .attr("x", -6)
-      .attr("y", bandH / 2)
-      .attr("dy", "0.35em")
-      .attr("text-anchor", "end")
-      .text((_, i) => labels[i]);
-    rows
-      .select(".attn-chart__bar-value")
-      .attr("x", innerW + 6)
-      .attr("y", bandH / 2)
-      .attr("dy", "0.35em")
-      .text((_, i) => values[i]);
+    setText(
+      rows
+        .select(".attn-chart__bar-label")
+        .attr("x", -6)
+        .attr("y", bandH / 2)
+        .attr("dy", "0.35em")
+        .attr("text-anchor", "end"),
+      (_, i) => labels[i],
+    );
+    setText(
+      rows
+        .select(".attn-chart__bar-value")
+        .attr("x", innerW + 6)
+        .attr("y", bandH / 2)
+        .attr("dy", "0.35em"),
+      (_, i) => values[i],
+    );
     // zero line on top of the bars
     const zero = part(plot, "line", "attn-chart__zero");
     zero.attr("display", dlo <= 0 && dhi >= 0 ? null : "none");
@@ -211,6 +224,9 @@ export function barChart(container, options) {
   }
 
   function update(next) {
+    const key = dataKey(next);
+    if (key === drawnKey) return; // the same data: the picture and table stand
+    drawnKey = key;
     data = next || { bars: [] };
     const bars = data.bars || [];
     const names = opts.stacked

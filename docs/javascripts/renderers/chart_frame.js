@@ -149,6 +149,23 @@ export function part(parent, tag, cls) {
   return found.empty() ? parent.append(tag).attr("class", cls) : found;
 }
 
+/** A key for a chart's data (JSON; NaN and ±Infinity kept apart from null and each other):
+ * an update whose key is the last one's draws the same picture, so it is skipped. */
+export const dataKey = (data) =>
+  JSON.stringify(data ?? null, (_, v) =>
+    typeof v === "number" && !Number.isFinite(v) ? String(v) : v,
+  );
+
+/** Set `selection`'s text to `text(d, i)` only where it differs: setting textContent
+ * replaces the text node and costs a relayout even when the text is the same. */
+export function setText(selection, text) {
+  selection.each(function (d, i) {
+    const t = String(text(d, i));
+    if (this.textContent !== t) this.textContent = t;
+  });
+  return selection;
+}
+
 /** Style an axis group drawn by d3-axis: text in the chart's text colour and size. */
 export function styleAxis(g) {
   g.attr("font-size", null).attr("font-family", null).classed("attn-chart__axis", true);

@@ -15,11 +15,13 @@ import {
 } from "../../vendor/d3/d3.min.js";
 import {
   clamp,
+  dataKey,
   defaultFormat,
   frame,
   legendItem,
   part,
   SYMBOLS,
+  setText,
   styleAxis,
   tickCount,
   tickFormat,
@@ -48,6 +50,8 @@ export function lineChart(container, options) {
   const f = frame(container, "line", opts.label);
   f.svg.attr("role", "img").attr("aria-label", opts.label);
   let data = { series: [] };
+  let drawnKey = null; // dataKey of the data drawn
+  const axisKeys = { x: null, y: null }; // what each axis was last drawn for
 
   function draw() {
     const width = f.width;
@@ -97,16 +101,21 @@ export function lineChart(container, options) {
       "transform",
       `translate(${m.left},${m.top})`,
     );
-    // grid and axes
+    // grid and axes: redrawn only when their scale or size changes (d3-axis rewrites
+    // every tick, its text too, and that costs a relayout)
     const yTicks = tickCount(innerH);
-    part(plot, "g", "attn-chart__grid")
-      .selectAll("line")
-      .data(y.ticks(yTicks))
-      .join("line")
-      .attr("x1", 0)
-      .attr("x2", innerW)
-      .attr("y1", (v) => y(v))
-      .attr("y2", (v) => y(v));
+    const yKey = `${y.domain()} ${y.range()} ${innerW} ${yTicks}`;
+    const yChanged = yKey !== axisKeys.y;
+    axisKeys.y = yKey;
+    if (yChanged)
+      part(plot, "g", "attn-chart__grid")
+        .selectAll("line")
+        .data(y.ticks(yTicks))
+        .join("line")
+        .attr("x1", 0)
+        .attr("x2", innerW)
+        .attr("y1", (v) => y(v))
+        .attr("y2", (v) => y(v));
     let xAxis = axisBottom(x);
     if (opts.xLog2) {
       const [lo, hi] = x.domain();
@@ -119,19 +128,25 @@ export function lineChart(container, options) {
       const n = tickCount(innerW);
       xAxis = xAxis.ticks(n).tickFormat(tickFormat(x, n));
     }
-    part(plot, "g", "attn-chart__axis--x")
-      .attr("transform", `translate(0,${innerH})`)
-      .call(xAxis)
-      .call(styleAxis);
-    part(plot, "g", "attn-chart__axis--y")
-      .call(axisLeft(y).ticks(yTicks).tickFormat(tickFormat(y, yTicks)))
-      .call(styleAxis);
-    part(svg, "text", "attn-chart__label--x")
-      .attr("x", m.left + innerW / 2)
-      .attr("y", height - 8)
-      .attr("text-anchor", "middle")
-      .text(opts.xLabel);
-    part(svg, "text", "attn-chart__label--y").attr("x", 4).attr("y", 14).text(opts.yLabel);
+    const xKey = `${x.domain()} ${x.range()} ${innerH}`;
+    if (xKey !== axisKeys.x) {
+      axisKeys.x = xKey;
+      part(plot, "g", "attn-chart__axis--x")
+        .attr("transform", `translate(0,${innerH})`)
+        .call(xAxis)
+        .call(styleAxis);
+      part(svg, "text", "attn-chart__label--x")
+        .attr("x", m.left + innerW / 2)
+        .attr("y", height - 8)
+        .attr("text-anchor", "middle")
+        .text(opts.xLabel);
+    }
+    if (yChanged) {
+      part(plot, "g", "attn-chart__axis--y")
+        .call(axisLeft(y).ticks(yTicks).tickFormat(tickFormat(y, yTicks)))
+        .call(styleAxis);
+      part(svg, "text", "attn-chart__label--y").attr("x", 4).attr("y", 14).text(opts.yLabel);
+    }
 
     // the optional vertical rule
     const rule = part(plot, "g", "attn-chart__marker");
@@ -143,11 +158,11 @@ export function lineChart(container, options) {
         .attr("x2", mx)
         .attr("y1", 0)
         .attr("y2", innerH);
-      part(rule, "text", "attn-chart__rule-label")
+      const label = part(rule, "text", "attn-chart__rule-label")
         .attr("x", mx > innerW / 2 ? mx - 4 : mx + 4)
         .attr("y", 12)
-        .attr("text-anchor", mx > innerW / 2 ? "end" : "start")
-        .text(data.marker.label || "");
+        .attr("text-anchor", mx > innerW / 2 ? "end" : "start");
+      setText(label, () => data.marker.label || "");
     }
 
     // series: colour, dash and marker shape all differ
@@ -183,6 +198,9 @@ export function lineChart(container, options) {
   }
 
   function update(next) {
+    const key = dataKey(next);
+    if (key === drawnKey) return; // the same data: the picture and table stand
+    drawnKey = key;
     data = next || { series: [] };
     const series = data.series || [];
     f.setLegend(

@@ -42,7 +42,10 @@ export function kindShape(kind, size) {
  * @returns {{update(data: {vectors: {id: string, to: [number, number], from?: [number, number],
  *   label?: string, drawnLabel?: string, kind?: string, draggable?: boolean,
  *   dashed?: boolean}[],
- *   points?: {at: [number, number], label?: string}[]}), destroy(), figure}}
+ *   points?: {at: [number, number], label?: string}[], extent?: number, label?: string}),
+ *   destroy(), figure}}
+ *   update's extent and label, when given, replace the plane's (the axes are redrawn in
+ *   place: cheaper than a new plane when the arrows outgrow it).
  */
 export function vectorPlane(container, options) {
   const opts = { extent: 3, step: 0.1, format: (v) => v.toFixed(2), ...options };
@@ -57,7 +60,7 @@ export function vectorPlane(container, options) {
   hint.textContent = `Arrow keys move the point by ${opts.step}; with Shift, by ${+(opts.step * 10).toPrecision(6)}.`;
   hint.hidden = true; // shown (to screen readers) only while some vector is draggable
   f.figure.append(hint);
-  const ext = opts.extent;
+  let ext = opts.extent;
   const stepDigits = Math.max(0, Math.ceil(-Math.log10(opts.step) + 1e-9)) + 1;
   const snap = (v) =>
     +(Math.round(clamp(v, -ext, ext) / opts.step) * opts.step).toFixed(stepDigits);
@@ -75,6 +78,7 @@ export function vectorPlane(container, options) {
   const dots = svg.append("g").attr("class", "attn-chart__plane-dots");
   const layer = svg.append("g").attr("class", "attn-chart__plane-layer");
   let drawnSide = 0;
+  let drawnExt = 0;
   const handles = svg.append("g").attr("class", "attn-chart__handles");
 
   function emit(id, to) {
@@ -248,9 +252,7 @@ export function vectorPlane(container, options) {
           .attr("tabindex", 0)
           .attr("role", "slider")
           .attr("aria-describedby", hintId)
-          .attr("aria-orientation", "horizontal")
-          .attr("aria-valuemin", -ext)
-          .attr("aria-valuemax", ext);
+          .attr("aria-orientation", "horizontal");
         g.append("circle").attr("class", "attn-chart__ring").attr("r", 15);
         g.append("circle").attr("class", "attn-chart__hit").attr("r", 18);
         g.append("path").attr("class", "attn-chart__grip");
@@ -269,6 +271,8 @@ export function vectorPlane(container, options) {
         (v) => `translate(${scale[0](position(v)[0])},${scale[1](position(v)[1])})`,
       )
       .attr("aria-label", (v) => `${v.label ?? v.id} (${kindOf(v)})`)
+      .attr("aria-valuemin", -ext)
+      .attr("aria-valuemax", ext)
       .attr("aria-valuenow", (v) => position(v)[0])
       .attr(
         "aria-valuetext",
@@ -304,7 +308,7 @@ export function vectorPlane(container, options) {
       .range([side - pad, pad]);
     scale = [x, y];
     drawDots();
-    if (side !== drawnSide) drawBack(side, pad);
+    if (side !== drawnSide || ext !== drawnExt) drawBack(side, pad);
     drawVectors();
   }
 
@@ -325,9 +329,10 @@ export function vectorPlane(container, options) {
       .text((p) => p.label ?? "");
   }
 
-  // grid and axes: only when the size changes
+  // grid and axes: only when the size or the extent changes
   function drawBack(side, pad) {
     drawnSide = side;
+    drawnExt = ext;
     const [x, y] = scale;
     f.size(side, side);
     back.selectAll("*").remove();
@@ -374,7 +379,16 @@ export function vectorPlane(container, options) {
   }
 
   function update(next) {
-    data = { vectors: [], points: [], ...next };
+    const { extent, label, ...rest } = next;
+    if (extent !== undefined && extent !== ext) {
+      ext = extent;
+      for (const [id, to] of local) local.set(id, snapPoint(to)); // inside the new axes
+    }
+    if (label !== undefined && label !== opts.label) {
+      opts.label = label;
+      f.figure.setAttribute("aria-label", label);
+    }
+    data = { vectors: [], points: [], ...rest };
     // a position set locally is dropped once the data agrees with it (or the drag ended)
     for (const v of data.vectors) {
       const mine = local.get(v.id);

@@ -26,6 +26,7 @@ build_scripts/hooks/lab.py before the parameters are checked).
 from __future__ import annotations
 
 import base64
+import functools
 import math
 
 import numpy as np
@@ -155,10 +156,19 @@ def fence_params(params: dict, docs) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=4)
+def _decoded(data: str, rows: int, d_head: int) -> np.ndarray:
+    """:func:`decode_vectors`, read-only and remembered: every change of pick or query
+    sends the same q and k again."""
+    x = decode_vectors(data, rows, d_head)
+    x.flags.writeable = False
+    return x
+
+
 def _stack(params: dict, name: str, n_heads: int, seq_len: int) -> np.ndarray:
     d_head = params["d_head"]
     try:
-        x = decode_vectors(params[name], n_heads * seq_len, d_head)
+        x = _decoded(params[name], n_heads * seq_len, d_head)
     except ValueError:
         got = len(base64.b64decode(params[name]))
         raise LabParameterError(

@@ -57,9 +57,9 @@ def tiled_attention(Q, K, V, block_q, block_k, causal=False, on_tile=None):
             the last tile of a row or column may be smaller.
         causal: if True, query i sees keys j <= i only (seq_len_q must equal seq_len_k);
             tiles lying entirely above the diagonal are skipped, never read.
-        on_tile: optional callback ``on_tile(qb, kb, m, l)`` after each tile read, with
-            the tile's block indices and the running max ``m`` and sum ``l`` (block rows,)
-            of its query rows.
+        on_tile: optional callback ``on_tile(qb, kb, m, l)`` for each tile read, in the
+            order of :func:`tiles_read`, with the tile's block indices and the running max
+            ``m`` and sum ``l`` (block rows,) of its query rows just after that tile.
 
     Returns:
         (seq_len_q, d_v) float64 output, equal to plain attention's to rounding.
@@ -72,6 +72,27 @@ def tiled_attention(Q, K, V, block_q, block_k, causal=False, on_tile=None):
     division at the end: FlashAttention-2's loop order (Dao 2023, Algorithm 1), not
     FlashAttention-1's (Dao et al. 2022, Algorithm 1: K/V blocks outside).
     """
+    out, m_after, l_after = tiled_attention_state(Q, K, V, block_q, block_k, causal)
+    if on_tile is not None:
+        seq_q = out.shape[0]
+        for qb, kb in tiles_read_rect(seq_q, np.shape(K)[0], block_q, block_k, causal):
+            rows = slice(qb * block_q, min((qb + 1) * block_q, seq_q))
+            on_tile(qb, kb, m_after[kb, rows].copy(), l_after[kb, rows].copy())
+    return out
+
+
+def tiled_attention_state(Q, K, V, block_q, block_k, causal=False):
+    """:func:`tiled_attention` with its running state kept: (output, m_after, l_after).
+
+    ``output`` is (seq_len_q, d_v); ``m_after`` and ``l_after`` are (n_k_blocks, seq_len_q):
+    row kb holds every query row's running max and sum just after its tile in key block kb
+    (NaN where causal skipped that tile). Raises ValueError as :func:`tiled_attention`.
+
+    The blocks of query rows never share m, l or acc, so all of them take each key block
+    at once, as a GPU runs FlashAttention-2's query blocks side by side: one NumPy step per
+    key block, not one Python step per tile (4,096 of them at seq_len 64 with 1 x 1
+    tiles). Each row still sees its key blocks in order, with the same arithmetic.
+    """
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     seq_q, d_head = Q.shape  # (seq_len_q, d_head)
     seq_k = K.shape[0]  # K: (seq_len_k, d_head), V: (seq_len_k, d_v)
@@ -82,42 +103,46 @@ def tiled_attention(Q, K, V, block_q, block_k, causal=False, on_tile=None):
     if block_q < 1 or block_k < 1:
         raise ValueError(f"block_q and block_k must be >= 1, got {block_q}, {block_k}")
     scale = 1.0 / math.sqrt(d_head)
-    out = np.empty((seq_q, V.shape[1]))
-    for qb, q0 in enumerate(range(0, seq_q, block_q)):
-        q1 = min(q0 + block_q, seq_q)
-        Qi = Q[q0:q1]  # (bq, d_head): one block of query rows
-        m = np.full(q1 - q0, -np.inf)  # running max of each row's scores
-        l = np.zeros(q1 - q0)  # running sum of exp(score - m)  # noqa: E741
-        acc = np.zeros((q1 - q0, V.shape[1]))  # running sum of exp(score - m) * value
-        for kb, k0 in enumerate(range(0, seq_k, block_k)):
-            if causal and k0 > q1 - 1:
-                break  # this tile and the rest of the row lie above the diagonal
-            k1 = min(k0 + block_k, seq_k)
-            S = Qi @ K[k0:k1].T * scale  # (bq, bk): the only scores held at once
-            if causal:
-                visible = np.arange(k0, k1)[None, :] <= np.arange(q0, q1)[:, None]
-                S = np.where(visible, S, -np.inf)
-            m_new = np.maximum(m, S.max(axis=1))  # (bq,)
-            shift = np.where(np.isfinite(m_new), m_new, 0.0)  # a row with nothing seen yet
-            rescale = np.exp(m - shift)  # exp(-inf) = 0 on the first tile of a row
-            P = np.exp(S - shift[:, None])  # (bq, bk), masked entries exactly 0
-            l = l * rescale + P.sum(axis=1)  # noqa: E741
-            acc = acc * rescale[:, None] + P @ V[k0:k1]  # (bq, d_v)
-            m = m_new
-            if on_tile is not None:
-                on_tile(qb, kb, m.copy(), l.copy())
-        out[q0:q1] = acc / l[:, None]  # every row has seen key 0, so l > 0
-    return out
+    n_k = math.ceil(seq_k / block_k)
+    m = np.full(seq_q, -np.inf)  # running max of each row's scores
+    l = np.zeros(seq_q)  # running sum of exp(score - m)  # noqa: E741
+    acc = np.zeros((seq_q, V.shape[1]))  # running sum of exp(score - m) * value
+    m_after = np.full((n_k, seq_q), np.nan)
+    l_after = np.full((n_k, seq_q), np.nan)
+    rows = np.arange(seq_q)
+    for kb in range(n_k):
+        k0, k1 = kb * block_k, min((kb + 1) * block_k, seq_k)
+        # Causal: the query blocks whose tile here lies wholly above the diagonal (their
+        # last row is before key k0) are skipped; the rest form a run of rows to the end.
+        q0 = (k0 // block_q) * block_q if causal else 0
+        r = slice(q0, seq_q)
+        S = Q[r] @ K[k0:k1].T * scale  # (rows, bk): one score tile per query block
+        if causal:
+            S = np.where(np.arange(k0, k1)[None, :] <= rows[r, None], S, -np.inf)
+        m_new = np.maximum(m[r], S.max(axis=1))
+        shift = np.where(np.isfinite(m_new), m_new, 0.0)  # a row with nothing seen yet
+        rescale = np.exp(m[r] - shift)  # exp(-inf) = 0 on the first tile of a row
+        P = np.exp(S - shift[:, None])  # masked entries exactly 0
+        l[r] = l[r] * rescale + P.sum(axis=1)
+        acc[r] = acc[r] * rescale[:, None] + P @ V[k0:k1]
+        m[r] = m_new
+        m_after[kb, r], l_after[kb, r] = m[r], l[r]
+    return acc / l[:, None], m_after, l_after  # every row has seen key 0, so l > 0
 
 
 def tiles_read(seq_len, block_q, block_k, causal):
     """The (query block, key block) pairs :func:`tiled_attention` reads, in order."""
-    n_q, n_k = math.ceil(seq_len / block_q), math.ceil(seq_len / block_k)
+    return tiles_read_rect(seq_len, seq_len, block_q, block_k, causal)
+
+
+def tiles_read_rect(seq_q, seq_k, block_q, block_k, causal):
+    """:func:`tiles_read` for ``seq_q`` queries and ``seq_k`` keys (equal when causal)."""
+    n_q, n_k = math.ceil(seq_q / block_q), math.ceil(seq_k / block_k)
     return [
         (qb, kb)
         for qb in range(n_q)
         for kb in range(n_k)
-        if not (causal and kb * block_k > min((qb + 1) * block_q, seq_len) - 1)
+        if not (causal and kb * block_k > min((qb + 1) * block_q, seq_q) - 1)
     ]
 
 
@@ -171,17 +196,12 @@ def compute(params: dict) -> dict:
             f"step must be a whole number from 0 to {len(tiles) - 1} "
             f"(there are {len(tiles)} tiles), got {step}",
         )
-    seen = []
     current = tiles[step]
-
-    def record(qb, kb, m, l):  # noqa: E741
-        if (qb, kb) == current:
-            seen.append((m, l))
-
-    output = tiled_attention(Q, K, V, bq, bk, causal=causal, on_tile=record)
+    output, m_after, l_after = tiled_attention_state(Q, K, V, bq, bk, causal)
     plain, _ = scaled_dot_product_attention(Q, K, V, mask=causal_mask(n) if causal else None)
-    ((running_max, running_sum),) = seen
     qb, kb = current
+    rows = slice(qb * bq, min((qb + 1) * bq, n))
+    running_max, running_sum = m_after[kb, rows], l_after[kb, rows]
     memory = memory_floats(n, d, bq, bk)
     return {
         "seq_len": n,
