@@ -16,7 +16,8 @@ build_scripts/serve.py on 127.0.0.1 with every other address unreachable:
 * **accessibility**: axe-core (from npm, node_modules/axe-core) finds no serious or critical
   violation, in the light and the dark palette, with the labs' ``<details>`` expanded (and,
   in light, after the lab has started); every ``<canvas>`` (a heatmap) has a text
-  alternative;
+  alternative. The page is loaded once, in light, and switched live to dark with the
+  palette toggle (Material's palette is CSS; the heatmaps redraw), then back;
 * **performance budget** (build_scripts/gates/budget.json): the HTML+CSS+JS a page fetches before
   any lab starts, in bytes sent (gzip where the site has a ``.gz`` copy, as the server and
   most static hosts send it), and the Pyodide payload a lab fetches (uncompressed: what
@@ -305,7 +306,8 @@ def budget_table(records: list[PageBytes], budget: dict) -> str:
 
 
 def _axe_problems(page, where: str) -> list[str]:
-    page.add_script_tag(path=str(AXE))
+    if not page.evaluate("() => typeof window.axe === 'object'"):  # once per document
+        page.add_script_tag(path=str(AXE))
     out = []
     for v in page.evaluate(AXE_JS, list(FAILING_IMPACTS)):
         nodes = "; ".join(
@@ -331,18 +333,62 @@ def _settle(page) -> None:
         pass
 
 
+SCHEME_OF = {"light": "default", "dark": "slate"}  # prefers-color-scheme -> data-md-color-scheme
+# Material 9 does not follow a change of prefers-color-scheme with the page open (it keeps
+# the palette chosen at load), but its toggle switches live: pick the palette whose media
+# query now matches, as it does on a first visit, and switch to it as the toggle does.
+PICK_PALETTE_JS = """() => {
+  const input = Array.from(document.querySelectorAll('input[data-md-color-media]'))
+    .find((i) => matchMedia(i.dataset.mdColorMedia).matches);
+  if (input && !input.checked) input.click();
+}"""
+# The palette's switch is done (Material drops this attribute a frame after), then one more
+# frame so that observers (the heatmap's redraw) have run.
+SWITCHED_JS = """(scheme) => document.body.dataset.mdColorScheme === scheme
+  && !document.body.hasAttribute('data-md-color-switching')"""
+NEXT_FRAME_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+SWITCH_TIMEOUT_MS = 30_000  # only a site whose palette does not follow the media query waits
+
+
+def _switch_palette(page, scheme: str) -> None:
+    """Switch the open page to ``scheme`` as a reader would: the system's preference and the
+    palette toggle (Material's palette is CSS on ``body[data-md-color-scheme]``; the heatmaps
+    redraw on its change), to the state a fresh load in ``scheme`` has."""
+    page.emulate_media(color_scheme=scheme)
+    page.evaluate(PICK_PALETTE_JS)
+    try:
+        page.wait_for_function(SWITCHED_JS, arg=SCHEME_OF[scheme], timeout=SWITCH_TIMEOUT_MS)
+    except Exception:  # the palette check that follows says what is wrong
+        pass
+    page.evaluate(NEXT_FRAME_JS)
+
+
+def _first_palette(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each item once, in order, with the palette it first came in."""
+    first: dict[str, str] = {}
+    for item, scheme in items:
+        first.setdefault(item, scheme)
+    return list(first.items())
+
+
 def check_page(
-    browser, base: str, site: Path, page_path: str, where, scheme: str, start_lab: bool
+    browser,
+    base: str,
+    site: Path,
+    page_path: str,
+    where,
+    schemes: tuple[str, ...] = ("light", "dark"),
+    start_lab: bool = True,
 ) -> tuple[list[str], PageBytes | None]:
-    """Load one page in a fresh context with the given palette; returns its problems and,
-    in light, its bytes."""
+    """Load one page in a fresh context in the first palette of ``schemes``, run axe in it,
+    switch live to each other palette and run axe there; then, in light, start its lab and
+    run axe again. Returns its problems and, when light is first, its bytes."""
     problems: list[str] = []
-    name = where(page_path, scheme)
 
-    def name_with(note: str) -> str:
-        return where(page_path, scheme, note)
+    def name_with(scheme: str, *notes: str) -> str:
+        return where(page_path, scheme, *notes)
 
-    context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme=scheme)
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme=schemes[0])
     requests: list[str] = []
     external: list[str] = []
 
@@ -361,42 +407,56 @@ def check_page(
 
     context.on("request", on_request)
     context.route("**/*", route)
-    failed: list[str] = []
+    # a missing file or an error is named with the palette the page was in when it came
+    scheme_now = [schemes[0]]
+    failed: list[tuple[str, str]] = []
     context.on(
         "response",
         lambda r: (
-            failed.append(f"{r.status} {r.url}")
+            failed.append((f"{r.status} {r.url}", scheme_now[0]))
             if r.status >= 400 and r.url.startswith(base)
             else None
         ),
     )
-    errors: list[str] = []
+    errors: list[tuple[str, str]] = []
+    record = None
     try:
         page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e).splitlines()[0]))
+        page.on("pageerror", lambda e: errors.append((str(e).splitlines()[0], scheme_now[0])))
         page.goto(base + page_path, wait_until="load")
         _settle(page)
-        record = PageBytes(page_path) if scheme == "light" else None
+        record = PageBytes(page_path) if schemes[0] == "light" else None
         if record is not None:
             count_bytes(site, base, requests, record)
             record.payload = None  # only what the started lab fetches counts (below)
-        palette = page.evaluate("() => document.body.dataset.mdColorScheme || ''")
-        if palette != ("slate" if scheme == "dark" else "default"):
-            problems.append(
-                f"{name}: the {scheme} palette did not apply (data-md-color-scheme is "
-                f"{palette!r}): keep both palettes with their media queries in mkdocs.yml"
-            )
         expanded = page.evaluate(OPEN_DETAILS_JS)
-        problems += _axe_problems(page, name_with("labs expanded") if expanded else name)
-        if start_lab and page.locator(LAB).count():
-            problems += _start_lab(page, name)
+        for i, scheme in enumerate(schemes):
+            if i:
+                _switch_palette(page, scheme)
+                scheme_now[0] = scheme
+            name = name_with(scheme)
+            palette = page.evaluate("() => document.body.dataset.mdColorScheme || ''")
+            if palette != SCHEME_OF[scheme]:
+                problems.append(
+                    f"{name}: the {scheme} palette did not apply (data-md-color-scheme is "
+                    f"{palette!r}): keep both palettes with their media queries in mkdocs.yml"
+                )
+            problems += _axe_problems(
+                page, name_with(scheme, "labs expanded") if expanded else name
+            )
+        if start_lab and "light" in schemes and page.locator(LAB).count():
+            if scheme_now[0] != "light":
+                _switch_palette(page, "light")
+                scheme_now[0] = "light"
+            problems += _start_lab(page, name_with("light"))
             page.evaluate(OPEN_DETAILS_JS)
-            problems += _axe_problems(page, name_with("lab started"))
+            problems += _axe_problems(page, name_with("light", "lab started"))
             if record is not None:
                 count_bytes(site, base, requests, scratch := PageBytes(page_path))
                 record.payload = scratch.payload or 0
     finally:
         context.close()
+    name = name_with(schemes[0])  # the palette the page was loaded in
     css = [site_path(base, u) for u in requests if u.startswith(base) and u.endswith(".css")]
     for url in static_remote_fetches(site, page_path, css):
         if url not in external:
@@ -407,14 +467,15 @@ def check_page(
             "offline and send nothing anywhere): vendor the file "
             "(build_scripts/vendor/vendor.py) or make it a plain link"
         )
-    for item in dict.fromkeys(failed):
+    for item, scheme in _first_palette(failed):
         problems.append(
-            f"{name}: {item}: a file the page asks for is missing from the built site: fix the "
-            "path, or the build step that should make it"
+            f"{name_with(scheme)}: {item}: a file the page asks for is missing from the built "
+            "site: fix the path, or the build step that should make it"
         )
-    for err in dict.fromkeys(errors):
+    for err, scheme in _first_palette(errors):
         problems.append(
-            f"{name}: JavaScript error: {err}: fix the script (see the browser console)"
+            f"{name_with(scheme)}: JavaScript error: {err}: fix the script (see the browser "
+            "console)"
         )
     return problems, record
 
@@ -474,13 +535,12 @@ def check_site(
 
     try:
         for page_path in pages:
-            for scheme in schemes:
-                problems, record = check_page(
-                    browser, base, site, page_path, where, scheme, start_labs and scheme == "light"
-                )
-                report.problems += problems
-                if record is not None:
-                    report.bytes.append(record)
+            problems, record = check_page(
+                browser, base, site, page_path, where, schemes, start_labs
+            )
+            report.problems += problems
+            if record is not None:
+                report.bytes.append(record)
     finally:
         httpd.shutdown()
     report.problems += budget_problems(report.bytes, budget, where)

@@ -77,6 +77,14 @@ BROKEN = {
     "broken/canvas.md": '# Canvas\n\n<canvas class="my-heatmap" width="40" height="40"></canvas>\n',
     "broken/heavy.md": '# Heavy\n\n<script src="../heavy.js"></script>\n',
     "broken/missing.md": '# Missing\n\n<script src="../no-such-file.js"></script>\n',
+    # Faults that only the dark palette shows (Material hides an "#only-dark" image in
+    # light; dark grey text is fine on white, unreadable on slate): the page is switched
+    # live from light to dark, and must fail there.
+    "broken/dark-only.md": (
+        "# Dark only\n\n"
+        '<img src="../pixel.svg#only-dark" width="40" height="40">\n\n'
+        '<p style="color: #333">Dark grey text.</p>\n'
+    ),
     "broken/pixel.svg": PIXEL,
     # Random text: gzip cannot shrink it much (~680 kB as sent).
     "broken/heavy.js": "// "
@@ -111,6 +119,20 @@ def test_image_without_alt_fails_axe_naming_page_rule_and_element(broken_report)
     )
     assert "at img (Element does not have an alt attribute)" in message
     assert "dequeuniversity.com/rules/axe/" in message  # where to read how to fix it
+
+
+def test_faults_only_the_dark_palette_shows_fail_there(broken_report, browser):
+    site = broken_report.site
+    report = check_site(
+        site, browser, ["broken/dark-only/"], start_labs=False, docs=site.parent / "docs"
+    )
+    where = "docs/broken/dark-only.md (page /broken/dark-only/, "
+    assert not [p for p in report.problems if p.startswith(where + "light")], report.problems
+    dark = [p for p in report.problems if p.startswith(where + "dark)")]
+    assert len(dark) == 2, report.problems
+    assert "axe critical 'image-alt'" in dark[0] or "axe critical 'image-alt'" in dark[1]
+    assert any("axe serious 'color-contrast'" in p for p in dark), dark
+    assert len(report.problems) == 2, report.problems
 
 
 def test_page_requesting_an_external_url_fails_with_the_url(broken_report):
