@@ -173,6 +173,7 @@ def site_nav_once(page, url: str) -> dict:
         "first": marks.get("firstRecompute"),
         "initial": marks.get("initial"),
         "dcl": marks.get("dcl"),
+        "start": marks.get("start"),
         "error": "no ready mark",
     }
 
@@ -331,14 +332,20 @@ def rows(args) -> list[Row]:
 
 
 def nav_rows(extra: list[dict], baseline_ready: list[float]) -> list[Row]:
-    """The site from navigation (cold runs): its first recompute shown against the
-    baseline's Python ready (which has no lab to recompute: its lower bound), and its first
-    picture against its DOMContentLoaded."""
+    """The site from navigation (cold runs): when its worker started, its first recompute
+    shown against the baseline's Python ready (which has no lab to recompute: its lower
+    bound), and its first picture against its DOMContentLoaded."""
     name = f"start-up, {NAV_SITE}"
     first = [e["first"] for e in extra]
     b_ready = statistics.median(baseline_ready)
     ratios = [e["initial"] / e["dcl"] for e in extra if e.get("initial") and e.get("dcl")]
     return [
+        Row(
+            name,
+            "worker started (new Worker), cold",
+            med([e["start"] for e in extra]),
+            "navigation start to the runtime's start (hooks/preload.py: the head's script)",
+        ),
         Row(
             name,
             "first recompute shown, cold",

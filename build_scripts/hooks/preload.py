@@ -48,6 +48,7 @@ LAB = re.compile(r'<div class="attn-lab" data-lab="([a-z][a-z0-9_]*)"')
 LAB_CONFIG = re.compile(
     r'<div class="attn-lab" data-lab="[a-z][a-z0-9_]*"[^>]*? data-config="([^"]*)"'
 )
+LINK = re.compile(r'<link rel="modulepreload" href="[^"]*">')
 # Where the start script goes: right after the head's charset, before styles and scripts.
 HEAD_START = re.compile(r'<meta charset="utf-8">')
 
@@ -103,10 +104,12 @@ def provide_script(labs: list[str], page_url: str, docs: Path) -> str:
     return f'<script type="module">{body}</script>'
 
 
-def start_script(html: str, page_url: str) -> str:
+def start_script(html: str, page_url: str, docs: Path) -> str:
     """The head's script that starts Python on a page with labs: the runtime configured
     with the first lab placeholder's ``runtime`` and name, as its controller would, then
-    started; "" without labs."""
+    started; before it, the preload links of the modules it imports (asked for first and
+    at high priority: an async script's own imports would wait behind the page's styles
+    and modules); "" without labs."""
     match = LAB_CONFIG.search(html)
     if not match:
         return ""
@@ -114,8 +117,12 @@ def start_script(html: str, page_url: str) -> str:
     # JSON is a JavaScript expression; "<" escaped so no "</script>" can end the script.
     config = json.dumps(data.get("runtime") or {}, separators=(",", ":")).replace("<", "\\u003c")
     lab = json.dumps(data["lab"])
-    runtime_js = _url(PurePosixPath(JS / "runtime" / "lab-runtime.js"), page_url)
-    return (
+    module = PurePosixPath(JS / "runtime" / "lab-runtime.js")
+    runtime_js = _url(module, page_url)
+    return "".join(
+        f'<link rel="modulepreload" href="{get_relative_url(m.as_posix(), page_url)}">'
+        for m in static_imports(docs, module)
+    ) + (
         f'<script type="module" async>import {{ runtime }} from "{runtime_js}";'
         f"runtime.configure({config}, {lab});runtime.preload();</script>"
     )
@@ -141,8 +148,9 @@ def on_post_page(html: str, page, config) -> str:
         return html
     extra = links(html, page.url, Path(config["docs_dir"]))
     script = provide_script(sorted(set(LAB.findall(html))), page.url, Path(config["docs_dir"]))
-    html = html.replace("</head>", extra + script + "</head>", 1)
-    start = start_script(html, page.url)
-    if start:
+    start = start_script(html, page.url, Path(config["docs_dir"]))
+    if start and HEAD_START.search(html):
         html = HEAD_START.sub(lambda m: m.group(0) + start, html, count=1)
-    return html
+        # each module preloaded once: those of the start script are at the top already
+        extra = "".join(link for link in LINK.findall(extra) if link not in start)
+    return html.replace("</head>", extra + script + "</head>", 1)

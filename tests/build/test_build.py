@@ -139,7 +139,8 @@ def test_every_lesson_head_provides_its_controller_and_each_of_its_widgets(built
 
 
 START_RE = re.compile(
-    r'<meta charset="utf-8"><script type="module" async>import \{ runtime \} from "([^"]+)";'
+    r'<meta charset="utf-8">(?:<link rel="modulepreload" href="[^"]+">)+'
+    r'<script type="module" async>import \{ runtime \} from "([^"]+)";'
     r"runtime\.configure\((\{.*?\}), \"([a-z_]+)\"\);runtime\.preload\(\);</script>"
 )
 CONFIG_RE = re.compile(r'<div class="attn-lab" data-lab="[a-z_]+"[^>]*? data-config="([^"]*)"')
