@@ -5,7 +5,8 @@ when the controller sets the lab's ``data-status`` (right after its widget rende
 marks ``lab:initial``), seen by a MutationObserver the bench adds before the page's scripts:
 the mark alone would not say which lab it was. Each run is a cold visit (a fresh browser
 context: empty HTTP and code cache); the lessons are visited in turn, run after run, so a
-busy machine slows them alike. Python is not started: the first picture never waits for it.
+busy machine slows them alike. Python starts as the page opens (the head's script,
+hooks/preload.py), as for any reader: the first picture must not wait for it nor slow down.
 Target ≤ 1.0×: the lab is drawn with the text, not after it (build_scripts/hooks/preload.py
 has the head import every widget).
 

@@ -18,10 +18,20 @@ For the site, also each step of its worker's start-up (the worker's marks: loade
 loadPyodide, NumPy's archive, ``import numpy``, the labs wheel, ``import attention_labs.labs``,
 then the idle warm-up after "ready") and when each download ended.
 
-Each is timed from ``new Worker`` to "ready" (page load not included: it is the same for
-every row), cold (a fresh browser context, so an empty HTTP and code cache, per run) and on
+Each of those is timed from ``new Worker`` to "ready" (page load not included: it is the
+same for every row), cold (a fresh browser context, so an empty HTTP and code cache, per run) and on
 a repeat visit (the same context, page reloaded). Bytes are counted by the server for one
-cold run. (The lab's first picture against the page's DOMContentLoaded, on every lesson:
+cold run.
+
+Then both from navigation start, on a cross-origin isolated server as bench.py's lab rows:
+
+- baseline: the built lesson-3 page without the site's scripts (main.js, the head's start
+  script, its module preloads), plus a script that at DOMContentLoaded starts the
+  baseline's worker above (official loader, ``loadPackage("numpy")``);
+- site: the lesson-3 page as built, opened by an eager reader (bench.py's reader_visit:
+  scroll to the lab, change a control at once): Python ready and the first recompute shown.
+
+(The lab's first picture against the page's DOMContentLoaded, on every lesson:
 bench_pictures.py.) A benchmark, not a test: it asserts nothing.
 
 Its rows (``rows``, the contract of bench/contract.py) go into bench-results/REPORT.md
@@ -32,6 +42,7 @@ Usage: python -m build_scripts.bench.bench_startup [--runs 5]
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 import tempfile
@@ -40,6 +51,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from build_scripts.bench.bench import reader_visit  # noqa: E402
 from build_scripts.bench.contract import Row, med, run_alone  # noqa: E402
 from build_scripts.gates.browser import launch  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
@@ -48,6 +60,26 @@ LESSON = "lessons/03-attention-pattern/"
 # The variants every ratio is taken against, and whose worker steps are reported.
 BASELINE = "baseline: official loadPyodide + loadPackage(numpy)"
 SITE = "site (lesson 3 runtime)"
+# Timed from navigation start, not from new Worker (and the baseline each is taken against).
+NAV_BASELINE = "from navigation, baseline: lesson 3 page + official loader at DOMContentLoaded"
+NAV_SITE = "from navigation, site: lesson 3 page"
+# Where the baseline's copy of the lesson page goes: as deep as lessons/NN/, so its
+# relative links (../../assets/...) reach the site's files.
+NAV_PAGE = "baseline/03-attention-pattern/"
+# The site's scripts, taken out of the baseline's page: main.js, the head's start script
+# and provide script (hooks/preload.py), the module preloads.
+SITE_SCRIPTS = re.compile(
+    r'<script src="[^"]*javascripts/main\.js" type="module"></script>'
+    r'|<script type="module"(?: async)?>import \{ (?:runtime|provide) \}.*?</script>'
+    r'|<link rel="modulepreload" href="[^"]*">'
+)
+NAV_START = """<script>
+document.addEventListener("DOMContentLoaded", () => {
+  const w = new Worker("../../harness-worker.js");
+  w.onmessage = (e) => { window.result = { ...e.data, ms: performance.now() }; };
+  w.postMessage({ index: new URL("../../vendor/pyodide/", location.href).href });
+});
+</script>"""
 
 HARNESS_HTML = """<!doctype html><meta charset="utf-8"><title>start-up bench</title>
 <script>
@@ -97,12 +129,22 @@ PROFILE_JS = """async () => {
 
 
 def harness_dir(site: Path) -> tempfile.TemporaryDirectory:
-    """A folder with the harness page and the site's vendor/ (a link: same files)."""
+    """A folder with the harness page, the baseline's copy of the lesson page (NAV_PAGE)
+    and the rest of the site (links: same files)."""
     tmp = tempfile.TemporaryDirectory(prefix="bench-startup-")
     d = Path(tmp.name)
     (d / "index.html").write_text(HARNESS_HTML, "utf-8")
     (d / "harness-worker.js").write_text(HARNESS_WORKER, "utf-8")
-    (d / "vendor").symlink_to((site / "vendor").resolve(), target_is_directory=True)
+    for entry in site.iterdir():
+        if not (d / entry.name).exists():
+            (d / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
+    lesson = (site / LESSON / "index.html").read_text("utf-8")
+    page = SITE_SCRIPTS.sub("", lesson).replace("</head>", NAV_START + "</head>", 1)
+    left = [m for m in ("javascripts/main.js", "import {", "modulepreload") if m in page]
+    if left:
+        raise RuntimeError(f"bench: the baseline's lesson page still has the site's {left}")
+    (d / NAV_PAGE).mkdir(parents=True)
+    (d / NAV_PAGE / "index.html").write_text(page, "utf-8")
     return tmp
 
 
@@ -119,6 +161,21 @@ def site_once(page, url: str) -> dict:
     if out.get("ok"):
         out["profile"] = page.evaluate(PROFILE_JS)
     return out
+
+
+def site_nav_once(page, url: str) -> dict:
+    """The lesson page opened by an eager reader (bench.py): Python ready (``ms``), the
+    first recompute shown, the first picture and DOMContentLoaded, from navigation."""
+    marks = reader_visit(page, url)
+    return {
+        "ok": marks.get("ready") is not None,
+        "ms": marks.get("ready"),
+        "first": marks.get("firstRecompute"),
+        "initial": marks.get("initial"),
+        "dcl": marks.get("dcl"),
+        "start": marks.get("start"),
+        "error": "no ready mark",
+    }
 
 
 def steps(profile: dict) -> list[tuple[str, float]]:
@@ -148,8 +205,8 @@ def measure_once(browser, url: str, once, stats: dict) -> dict:
         context.close()
 
 
-def serve(directory: Path, stats: dict, gzip: bool = True):
-    httpd = make_server(directory, 0, site_url=None, gzip=gzip, stats=stats)
+def serve(directory: Path, stats: dict, gzip: bool = True, isolate: bool = False):
+    httpd = make_server(directory, 0, site_url=None, isolate=isolate, gzip=gzip, stats=stats)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/"
 
@@ -167,11 +224,17 @@ def run(runs: int = 5) -> dict:
     tmp = harness_dir(site)
     servers, variants = [], {}
     try:
-        for directory, gzip in ((Path(tmp.name), True), (site, True), (site, False)):
+        for directory, gzip, isolate in (
+            (Path(tmp.name), True, False),
+            (site, True, False),
+            (site, False, False),
+            (Path(tmp.name), True, True),
+        ):
             stats: dict = {}
-            httpd, base = serve(directory, stats, gzip)
+            httpd, base = serve(directory, stats, gzip, isolate)
             servers.append((httpd, base, stats))
-        (_, harness, h_stats), (_, lesson, l_stats), (_, plain, p_stats) = servers
+        (_, harness, h_stats), (_, lesson, l_stats), (_, plain, p_stats) = servers[:3]
+        _, isolated, i_stats = servers[3]
         variants = {
             BASELINE: (harness, harness_once, h_stats),
             "+ precompiled stdlib": (f"{harness}?stdlib={stdlib}", harness_once, h_stats),
@@ -182,6 +245,8 @@ def run(runs: int = 5) -> dict:
             ),
             SITE: (lesson + LESSON, site_once, l_stats),
             "site, no compression": (plain + LESSON, site_once, p_stats),
+            NAV_BASELINE: (isolated + NAV_PAGE, harness_once, i_stats),
+            NAV_SITE: (isolated + LESSON, site_nav_once, i_stats),
         }
         results = {
             name: {"cold": [], "repeat": [], "bytes": None, "extra": []} for name in variants
@@ -220,12 +285,15 @@ def rows(args) -> list[Row]:
     (``args.runs`` runs); the site's worker step by step."""
     results = run(args.runs)
     names = list(results)
-    base = results[BASELINE]
-    b_cold, b_repeat = statistics.median(base["cold"]), statistics.median(base["repeat"])
-    note = f"new Worker to ready; {args.runs} runs, fresh browser context each; Chromium"
     out = []
     for name in names:
         r = results[name]
+        nav = name in (NAV_BASELINE, NAV_SITE)
+        base = results[NAV_BASELINE if nav else BASELINE]
+        b_cold, b_repeat = statistics.median(base["cold"]), statistics.median(base["repeat"])
+        note = (
+            "navigation start to ready, cross-origin isolated" if nav else "new Worker to ready"
+        ) + f"; {args.runs} runs, fresh browser context each; Chromium"
         cold, repeat = statistics.median(r["cold"]), statistics.median(r["repeat"])
         ratio = "" if r is base else f"; {cold / b_cold:.2f}× baseline (target ≤ 0.5× for the site)"
         out.append(
@@ -257,9 +325,44 @@ def rows(args) -> list[Row]:
                 "server side; the site's row includes the page itself (target < 8 MB)",
             )
         )
+    out += nav_rows(results[NAV_SITE]["extra"], results[NAV_BASELINE]["cold"])
     site = results[SITE]
     out += startup_steps(site["extra"])
     return out
+
+
+def nav_rows(extra: list[dict], baseline_ready: list[float]) -> list[Row]:
+    """The site from navigation (cold runs): when its worker started, its first recompute
+    shown against the baseline's Python ready (which has no lab to recompute: its lower
+    bound), and its first picture against its DOMContentLoaded."""
+    name = f"start-up, {NAV_SITE}"
+    first = [e["first"] for e in extra]
+    b_ready = statistics.median(baseline_ready)
+    ratios = [e["initial"] / e["dcl"] for e in extra if e.get("initial") and e.get("dcl")]
+    return [
+        Row(
+            name,
+            "worker started (new Worker), cold",
+            med([e["start"] for e in extra]),
+            "navigation start to the runtime's start (hooks/preload.py: the head's script)",
+        ),
+        Row(
+            name,
+            "first recompute shown, cold",
+            med(first, "s", 1e-3, 2),
+            "navigation start to the reader's change drawn; "
+            f"{statistics.median(first) / b_ready:.2f}× the baseline's Python ready",
+        ),
+        Row(
+            name,
+            "first picture (build's result), cold",
+            med([e["initial"] for e in extra]),
+            f"{statistics.median(ratios):.2f}× its DOMContentLoaded "
+            f"({statistics.median([e['dcl'] for e in extra]):.0f} ms; target ≤ 1.0×)"
+            if ratios
+            else "",
+        ),
+    ]
 
 
 def startup_steps(extra: list[dict]) -> list[Row]:

@@ -17,12 +17,22 @@ DOMContentLoaded in Chromium, while a static import is evaluated before it, so t
 drawn with the text. No module of the site awaits at its top level (tests/build/
 test_modules.py), so every widget can be imported so.
 
+On a page with labs, last, a script at the top of the head that starts Python (the
+worker of runtime/lab-runtime.js, with the first lab's runtime config and name) as soon
+as the browser has read it: an ``async`` module runs once its two small modules are here,
+not after the page is parsed, so the worker's downloads and compile overlap the page's
+own parse, styles, scripts and first picture instead of following them (from navigation,
+Python was ready some 1 s later when the worker started at the lab's mount; make bench,
+section startup). A page without labs gets none and starts no Python.
+
 The import graph is read from the modules' own static ``import``/``export ... from`` lines
 (the formatter puts each at a line's start); tests/build/test_modules.py checks it against
 esbuild's parse of the same files."""
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 import re
 from pathlib import Path, PurePosixPath
 
@@ -34,6 +44,13 @@ STATIC_IMPORT = re.compile(
     r"""^\s*(?:import|export)\b(?:[^;'"()]*?\bfrom\s*)?["']([^"']+)["']""", re.M
 )
 LAB = re.compile(r'<div class="attn-lab" data-lab="([a-z][a-z0-9_]*)"')
+# The first lab placeholder's JSON (hooks/lab.py: data_attribute) in its opening tag.
+LAB_CONFIG = re.compile(
+    r'<div class="attn-lab" data-lab="[a-z][a-z0-9_]*"[^>]*? data-config="([^"]*)"'
+)
+LINK = re.compile(r'<link rel="modulepreload" href="[^"]*">')
+# Where the start script goes: right after the head's charset, before styles and scripts.
+HEAD_START = re.compile(r'<meta charset="utf-8">')
 
 
 def static_imports(docs: Path, module: PurePosixPath) -> list[PurePosixPath]:
@@ -87,6 +104,30 @@ def provide_script(labs: list[str], page_url: str, docs: Path) -> str:
     return f'<script type="module">{body}</script>'
 
 
+def start_script(html: str, page_url: str, docs: Path) -> str:
+    """The head's script that starts Python on a page with labs: the runtime configured
+    with the first lab placeholder's ``runtime`` and name, as its controller would, then
+    started; before it, the preload links of the modules it imports (asked for first and
+    at high priority: an async script's own imports would wait behind the page's styles
+    and modules); "" without labs."""
+    match = LAB_CONFIG.search(html)
+    if not match:
+        return ""
+    data = json.loads(html_lib.unescape(match.group(1)))
+    # JSON is a JavaScript expression; "<" escaped so no "</script>" can end the script.
+    config = json.dumps(data.get("runtime") or {}, separators=(",", ":")).replace("<", "\\u003c")
+    lab = json.dumps(data["lab"])
+    module = PurePosixPath(JS / "runtime" / "lab-runtime.js")
+    runtime_js = _url(module, page_url)
+    return "".join(
+        f'<link rel="modulepreload" href="{get_relative_url(m.as_posix(), page_url)}">'
+        for m in static_imports(docs, module)
+    ) + (
+        f'<script type="module" async>import {{ runtime }} from "{runtime_js}";'
+        f"runtime.configure({config}, {lab});runtime.preload();</script>"
+    )
+
+
 def links(html: str, page_url: str, docs: Path) -> str:
     """The modulepreload links for a page whose HTML is ``html`` at ``page_url``."""
     modules = static_imports(docs, PurePosixPath(JS / "main.js"))
@@ -101,9 +142,15 @@ def links(html: str, page_url: str, docs: Path) -> str:
 
 
 def on_post_page(html: str, page, config) -> str:
-    """``html`` with the preload links at the end of its head."""
+    """``html`` with the start script at the top of its head (pages with labs) and the
+    preload links at its end."""
     if "</head>" not in html:
         return html
     extra = links(html, page.url, Path(config["docs_dir"]))
     script = provide_script(sorted(set(LAB.findall(html))), page.url, Path(config["docs_dir"]))
+    start = start_script(html, page.url, Path(config["docs_dir"]))
+    if start and HEAD_START.search(html):
+        html = HEAD_START.sub(lambda m: m.group(0) + start, html, count=1)
+        # each module preloaded once: those of the start script are at the top already
+        extra = "".join(link for link in LINK.findall(extra) if link not in start)
     return html.replace("</head>", extra + script + "</head>", 1)

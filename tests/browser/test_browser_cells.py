@@ -439,7 +439,11 @@ def luminance(css: str) -> float:
 def test_cells_and_exercises_follow_the_palette(recorded, scheme):
     page = open_cells(recorded)
     page.evaluate(f"() => document.body.setAttribute('data-md-color-scheme', '{scheme}')")
-    page.wait_for_timeout(500)  # Material's buttons fade their colours (transition)
+    # Material's buttons fade their colours (CSS transitions): wait until none runs, however
+    # long a busy machine takes (getAnimations flushes style, so the new ones are listed).
+    page.wait_for_function(
+        "() => !document.getAnimations().some((a) => a instanceof CSSTransition)"
+    )
     style = page.evaluate(
         """() => { const c = (sel, p) => getComputedStyle(document.querySelector(sel))[p];
         return {bg: c('.attn-cell .cm-editor', 'backgroundColor'), fg: c('.attn-cell .cm-line', 'color'),

@@ -260,17 +260,18 @@ def test_python_that_cannot_load_says_so_and_retry_recovers(recorded, unavailabl
     assert_same_as_cpython(lab_state(page))
 
 
-def test_python_is_not_downloaded_until_the_lab_comes_near_view(recorded):
+def test_a_page_with_labs_starts_python_as_it_opens_wherever_the_lab_is(recorded):
+    """The head's script starts the worker (hooks/preload.py), not the lab coming near
+    view: the reader who scrolls to it finds Python loaded or loading."""
     page = recorded.page
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
     top = page.evaluate("() => document.querySelector('.attn-lab').getBoundingClientRect().top")
     assert top > 1.5 * 900, "the lab should start below the fold for this test"
-    page.wait_for_timeout(1500)
-    assert page.locator(LAB).get_attribute("data-runtime") == "idle"
-    assert not any("pyodide" in u for u in recorded.requests)
-    page.locator(LAB).scroll_into_view_if_needed()
     page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=PYTHON_TIMEOUT_MS)
+    assert page.evaluate("() => scrollY") == 0  # never scrolled
+    assert any(u.endswith("pyodide.asm.wasm") for u in recorded.requests)
+    assert recorded.errors == []
 
 
 def test_python_stays_loaded_across_instant_navigation(recorded):

@@ -63,23 +63,34 @@ def test_the_report_runs_each_section_by_its_module():
 
 def test_startup_rows_take_the_site_and_the_baseline_by_name_not_position(monkeypatch):
     """The start-up section's ratios and worker steps come from the variants named BASELINE
-    and SITE, wherever they are in the results."""
+    and SITE (from navigation: NAV_BASELINE and NAV_SITE), wherever they are in the
+    results."""
     profile = {"steps": [["loadPyodide", 900.0]], "after": [], "downloads": [["a.wasm", 500.0]]}
     site = [{"ok": True, "ms": 2.0, "profile": profile}] * 2
 
     def variant(cold, extra=()):
         return {"cold": [cold] * 2, "repeat": [cold] * 2, "bytes": 1e6, "extra": list(extra)}
 
-    results = {  # the site first, the baseline last: not the order run() gives
+    nav = [
+        {"ok": True, "ms": 2400.0, "first": 2600.0, "initial": 700.0, "dcl": 750.0, "start": 90.0}
+    ]
+    results = {  # the site first, the baselines last: not the order run() gives
         bench_startup.SITE: variant(1000.0, site),
+        bench_startup.NAV_SITE: variant(2400.0, nav * 2),
         "other": variant(1500.0),
         bench_startup.BASELINE: variant(4000.0),
+        bench_startup.NAV_BASELINE: variant(4800.0),
     }
     monkeypatch.setattr(bench_startup, "run", lambda runs: results)
     rows = bench_startup.rows(argparse.Namespace(runs=2))
     cold = {r.benchmark: r.notes for r in rows if r.measure == "Python ready, cold"}
     assert "0.25× baseline" in cold[f"start-up, {bench_startup.SITE}"]
     assert "baseline" not in cold[f"start-up, {bench_startup.BASELINE}"]
+    # from navigation: against the baseline timed from navigation too
+    assert "0.50× baseline" in cold[f"start-up, {bench_startup.NAV_SITE}"]
+    assert "baseline" not in cold[f"start-up, {bench_startup.NAV_BASELINE}"]
+    first = [r for r in rows if r.measure == "first recompute shown, cold"]
+    assert len(first) == 1 and "0.54× the baseline's Python ready" in first[0].notes
     assert ("start-up, the site's worker, step by step", "loadPyodide", "900 ms (900–900)") in [
         (r.benchmark, r.measure, r.value) for r in rows
     ]

@@ -138,6 +138,35 @@ def test_every_lesson_head_provides_its_controller_and_each_of_its_widgets(built
     assert not PROVIDE_RE.findall((site / "glossary" / "index.html").read_text("utf-8"))
 
 
+START_RE = re.compile(
+    r'<meta charset="utf-8">(?:<link rel="modulepreload" href="[^"]+">)+'
+    r'<script type="module" async>import \{ runtime \} from "([^"]+)";'
+    r"runtime\.configure\((\{.*?\}), \"([a-z_]+)\"\);runtime\.preload\(\);</script>"
+)
+CONFIG_RE = re.compile(r'<div class="attn-lab" data-lab="[a-z_]+"[^>]*? data-config="([^"]*)"')
+
+
+def test_a_page_with_labs_starts_python_from_the_top_of_its_head(built_site):
+    """A lesson with labs starts the runtime first thing in its head (hooks/preload.py),
+    configured as its first lab's controller would be: the placeholder's runtime and
+    lab name. A page without labs starts nothing."""
+    site, _ = built_site
+    for page in sorted((site / "lessons").glob("*/index.html")):
+        text = page.read_text("utf-8")
+        found = START_RE.findall(text)
+        if not LAB_RE.search(text):
+            assert not found, page
+            continue
+        assert len(found) == 1 and text.index(found[0][0]) < text.index("stylesheet"), page
+        url, config, lab = found[0]
+        assert url.endswith("javascripts/runtime/lab-runtime.js")
+        assert (page.parent / url).resolve().is_file(), (page, url)
+        first = json.loads(html.unescape(CONFIG_RE.search(text).group(1)))
+        assert (json.loads(config), lab) == (first["runtime"], first["lab"]), page
+    for other in ("index.html", "glossary/index.html", "explorer/index.html"):
+        assert "runtime.preload" not in (site / other).read_text("utf-8"), other
+
+
 # Each kind of error is tested where it is raised, without a build: lab fences in
 # test_lab_fences.py (render_page), exercises in tests/python/test_cells.py, on_config in
 # test_lab_fences.py. A build here shows each path's wiring once: a fence's error (from

@@ -2,8 +2,8 @@
 // or a lab made at run time to life, with the widget found from the lab's name.
 //
 // Each placeholder holds JSON with the lab name, its parameter schema, its parameters
-// and the initial result the build computed, which is drawn at once. Python starts when
-// a lab comes into view; later results replace the drawing. The widget of lab <name> is
+// and the initial result the build computed, which is drawn at once. Python starts as
+// the page opens; later results replace the drawing. The widget of lab <name> is
 // the module labs/<name>.js, which exports mount(body, lab): adding a lab edits nothing
 // here. main.js mounts the page's placeholders; a script can create a lab at run time:
 //   const ctl = await mountLab(root, {lab, schema, params, initial: {result}, runtime});
@@ -92,8 +92,8 @@ export class LabController {
     };
     runtime.addEventListener("change", this.onRuntime);
     this._showRuntime();
-    // Start Python as the lab comes into view (from half a screen before it), so it is
-    // ready soon after a reader reaches it; a reader who never gets there loads nothing.
+    // A lab made at run time (mountLab: the explorer's recompute) starts Python as it comes
+    // into view (from half a screen before it); a page's placeholders start it at once.
     this.observer = whenNear([root], () => runtime.preload());
   }
 
@@ -230,6 +230,10 @@ export function mountLabs() {
         claimed.add(root);
         const data = placeholderConfig(root, "This lab's data is damaged; rebuild the site.");
         if (!data) return;
+        // A page with labs starts Python at once, wherever they are (the head's script does
+        // it on a first visit, hooks/preload.py; this, on a page reached by instant navigation).
+        runtime.configure(data.runtime, data.lab);
+        runtime.preload();
         try {
           const widget = await loadWidget(data.lab);
           if (!root.isConnected) return; // the reader left the page meanwhile

@@ -1,8 +1,9 @@
 // One shared Python runtime (Pyodide in a Web Worker) for every lab, cell and exercise.
 //
-// Nothing is downloaded until a component asks: `start()` is called when a lab or cell
-// comes near the viewport or a reader touches a control. Calls made before Python is
-// ready are posted at once; the worker holds them until it is ready, so none is lost.
+// Nothing is downloaded until a component asks: a page with labs calls `start()` as it
+// opens (its head's script, hooks/preload.py), cells and maps when they come near the
+// viewport or a reader touches a control. Calls made before Python is ready are posted at
+// once; the worker holds them until it is ready, so none is lost.
 // The one instance, `runtime`, outlives page changes (instant navigation keeps it).
 import { SITE_ROOT } from "./site.js";
 
@@ -284,5 +285,5 @@ function unpackArrays(_key, value) {
   return split(flat, value.shape);
 }
 
-/** The one runtime of the site (the worker starts on first use). */
+/** The one runtime of the site (the worker starts when a page with labs opens, or on first use). */
 export const runtime = new LabRuntime();
