@@ -3,6 +3,8 @@ against the built site on a local server."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
@@ -61,11 +63,22 @@ def test_lesson_shows_prerendered_result_and_katex_before_python(recorded):
 
 def test_control_moved_before_python_is_ready_is_queued_then_computed(recorded):
     page = recorded.page
+    # Python starts as the page opens: hold its WebAssembly download (the worker's request)
+    # until the control has moved, so "before Python is ready" holds on any machine.
+    held = []
+    recorded.context.route("**/pyodide.asm.wasm", lambda route: held.append(route))
     page.goto(recorded.base + LESSON)
     page.wait_for_selector(f"{LAB}[data-status=initial]")
-    assert page.locator(LAB).get_attribute("data-runtime") in ("idle", "loading")
+    deadline = time.monotonic() + PYTHON_TIMEOUT_MS / 1000
+    while not held and time.monotonic() < deadline:  # until the worker has asked for it
+        page.wait_for_timeout(50)
+    assert held, "the worker never requested pyodide.asm.wasm"
+    assert page.locator(LAB).get_attribute("data-runtime") == "loading"
     page.locator("input[id$='-causal']").check()  # before Python is ready
     assert page.locator(LAB).get_attribute("data-status") == "queued"
+    for route in held:
+        route.continue_()
+    recorded.context.unroute("**/pyodide.asm.wasm")
     wait_for_runs(page, 1)
     state = lab_state(page)
     assert state["params"]["causal"] is True
