@@ -305,7 +305,22 @@ def budget_table(records: list[PageBytes], budget: dict) -> str:
 # --------------------------------------------------------------------------- browser
 
 
+# Two frames (a scroll's or a click's effects have started their CSS transitions), then
+# every transition or animation with an end has ended, then two more frames. axe reads the
+# colours as they are: mid-fade, Material's header title (faded in when the page scrolls
+# to a lab) fails the contrast rule.
+STILL_JS = """async () => {
+  const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await frames();
+  const ending = document.getAnimations().filter(
+    (a) => a.playState === 'running' && Number.isFinite(a.effect?.getComputedTiming().endTime));
+  await Promise.all(ending.map((a) => a.finished.catch(() => null)));
+  await frames();
+}"""
+
+
 def _axe_problems(page, where: str) -> list[str]:
+    page.evaluate(STILL_JS)
     if not page.evaluate("() => typeof window.axe === 'object'"):  # once per document
         page.add_script_tag(path=str(AXE))
     out = []
