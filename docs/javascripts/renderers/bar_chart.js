@@ -11,6 +11,7 @@ import {
   sum,
 } from "../../vendor/d3/d3.min.js";
 import {
+  bottomAxis,
   CHAR_PX,
   clamp,
   clip,
@@ -21,7 +22,6 @@ import {
   nextId,
   part,
   setText,
-  styleAxis,
   tickCount,
   tickFormat,
 } from "./chart_frame.js";
@@ -149,15 +149,8 @@ export function barChart(container, options) {
         .attr("x2", (v) => x(v))
         .attr("y1", 0)
         .attr("y2", innerH);
-      part(plot, "g", "attn-chart__axis--x")
-        .attr("transform", `translate(0,${innerH})`)
-        .call(axisBottom(x).ticks(n).tickFormat(tickFormat(x, n)))
-        .call(styleAxis);
-      part(svg, "text", "attn-chart__label--x")
-        .attr("x", m.left + innerW / 2)
-        .attr("y", height - 8)
-        .attr("text-anchor", "middle")
-        .text(opts.valueLabel);
+      const axis = axisBottom(x).ticks(n).tickFormat(tickFormat(x, n));
+      bottomAxis(svg, plot, axis, { m, innerW, innerH, height }, opts.valueLabel);
     }
 
     const rows = part(plot, "g", "attn-chart__bars")

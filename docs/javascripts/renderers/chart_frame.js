@@ -170,3 +170,18 @@ export function setText(selection, text) {
 export function styleAxis(g) {
   g.attr("font-size", null).attr("font-family", null).classed("attn-chart__axis", true);
 }
+
+/** The x axis along the plot's bottom and its label under it: `axis` (a d3 axisBottom,
+ * ticks set), `label` centred under the plot area (`m`: margins; `innerW`, `innerH`: plot
+ * area; `height`: the SVG's). */
+export function bottomAxis(svg, plot, axis, { m, innerW, innerH, height }, label) {
+  part(plot, "g", "attn-chart__axis--x")
+    .attr("transform", `translate(0,${innerH})`)
+    .call(axis)
+    .call(styleAxis);
+  part(svg, "text", "attn-chart__label--x")
+    .attr("x", m.left + innerW / 2)
+    .attr("y", height - 8)
+    .attr("text-anchor", "middle")
+    .text(label);
+}

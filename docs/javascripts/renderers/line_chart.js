@@ -14,6 +14,7 @@ import {
   symbol,
 } from "../../vendor/d3/d3.min.js";
 import {
+  bottomAxis,
   clamp,
   dataKey,
   defaultFormat,
@@ -131,15 +132,7 @@ export function lineChart(container, options) {
     const xKey = `${x.domain()} ${x.range()} ${innerH}`;
     if (xKey !== axisKeys.x) {
       axisKeys.x = xKey;
-      part(plot, "g", "attn-chart__axis--x")
-        .attr("transform", `translate(0,${innerH})`)
-        .call(xAxis)
-        .call(styleAxis);
-      part(svg, "text", "attn-chart__label--x")
-        .attr("x", m.left + innerW / 2)
-        .attr("y", height - 8)
-        .attr("text-anchor", "middle")
-        .text(opts.xLabel);
+      bottomAxis(svg, plot, xAxis, { m, innerW, innerH, height }, opts.xLabel);
     }
     if (yChanged) {
       part(plot, "g", "attn-chart__axis--y")
