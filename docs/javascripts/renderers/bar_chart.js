@@ -21,6 +21,7 @@ import {
   legendItem,
   nextId,
   part,
+  setAttr,
   setText,
   tickCount,
   tickFormat,
@@ -162,9 +163,15 @@ export function barChart(container, options) {
         g.append("text").attr("class", "attn-chart__bar-label");
         g.append("text").attr("class", "attn-chart__bar-value");
         return g;
-      })
-      .attr("class", (b) => `attn-chart__bar${b.highlight ? " attn-chart__bar--highlight" : ""}`)
-      .attr("transform", (_, i) => `translate(0,${y(i)})`);
+      });
+    // only what differs is written (setAttr): a new seed changes the bars' lengths and
+    // numbers, not their places, labels or heights
+    setAttr(
+      rows,
+      "class",
+      (b) => `attn-chart__bar${b.highlight ? " attn-chart__bar--highlight" : ""}`,
+    );
+    setAttr(rows, "transform", (_, i) => `translate(0,${y(i)})`);
     const bandH = y.bandwidth();
     const [dlo, dhi] = x.domain();
     rows.each(function (b) {
@@ -180,34 +187,28 @@ export function barChart(container, options) {
         const x1 = x(clamp(start + Math.abs(v), dlo, dhi));
         return { i, x: Math.min(x0, x1), w: Math.abs(x1 - x0) };
       });
-      select(this)
+      const rects = select(this)
         .select(".attn-chart__rects")
         .selectAll("rect")
         .data(spans)
-        .join("rect")
-        .attr("class", (d) => `attn-chart__rect attn-chart__c${(d.i % 6) + 1}`)
-        .attr("x", (d) => d.x)
-        .attr("width", (d) => d.w)
-        .attr("height", bandH)
-        .style("fill", (d) => (opts.stacked ? partFill(patternId, d.i) : null));
+        .join("rect");
+      setAttr(rects, "class", (d) => `attn-chart__rect attn-chart__c${(d.i % 6) + 1}`);
+      setAttr(rects, "x", (d) => d.x);
+      setAttr(rects, "width", (d) => d.w);
+      setAttr(rects, "height", bandH);
+      if (opts.stacked) rects.style("fill", (d) => partFill(patternId, d.i));
     });
-    setText(
-      rows
-        .select(".attn-chart__bar-label")
-        .attr("x", -6)
-        .attr("y", bandH / 2)
-        .attr("dy", "0.35em")
-        .attr("text-anchor", "end"),
-      (_, i) => labels[i],
-    );
-    setText(
-      rows
-        .select(".attn-chart__bar-value")
-        .attr("x", innerW + 6)
-        .attr("y", bandH / 2)
-        .attr("dy", "0.35em"),
-      (_, i) => values[i],
-    );
+    const barLabels = rows.select(".attn-chart__bar-label");
+    setAttr(barLabels, "x", -6);
+    setAttr(barLabels, "y", bandH / 2);
+    setAttr(barLabels, "dy", "0.35em");
+    setAttr(barLabels, "text-anchor", "end");
+    setText(barLabels, (_, i) => labels[i]);
+    const barValues = rows.select(".attn-chart__bar-value");
+    setAttr(barValues, "x", innerW + 6);
+    setAttr(barValues, "y", bandH / 2);
+    setAttr(barValues, "dy", "0.35em");
+    setText(barValues, (_, i) => values[i]);
     // zero line on top of the bars
     const zero = part(plot, "line", "attn-chart__zero");
     zero.attr("display", dlo <= 0 && dhi >= 0 ? null : "none");

@@ -166,6 +166,22 @@ export function setText(selection, text) {
   return selection;
 }
 
+/** Set attribute `name` of every node in `selection` to `value` (a constant, or a function
+ * of (d, i) as for d3's attr; null removes it), writing only where it differs: the browser
+ * restyles and lays out again after a write even of the same value. Returns `selection`. */
+export function setAttr(selection, name, value) {
+  selection.each(function (d, i) {
+    const v = typeof value === "function" ? value.call(this, d, i) : value;
+    if (v === null || v === undefined) {
+      if (this.hasAttribute(name)) this.removeAttribute(name);
+      return;
+    }
+    const text = String(v);
+    if (this.getAttribute(name) !== text) this.setAttribute(name, text);
+  });
+  return selection;
+}
+
 /** Style an axis group drawn by d3-axis: text in the chart's text colour and size. */
 export function styleAxis(g) {
   g.attr("font-size", null).attr("font-family", null).classed("attn-chart__axis", true);

@@ -255,10 +255,14 @@ export class Heatmap {
         px[i + 3] = 255;
       }
     }
-    const image = document.createElement("canvas");
-    image.width = m;
-    image.height = n;
-    image.getContext("2d").putImageData(cells, 0, 0);
+    // One small canvas per heatmap holds those pixels, kept between draws: a new canvas
+    // and 2D context on every draw cost more than the drawing (eight heatmaps a change).
+    this.image ??= document.createElement("canvas");
+    const image = this.image;
+    if (image.width !== m) image.width = m;
+    if (image.height !== n) image.height = n;
+    this.imageCtx = this.imageCtx || image.getContext("2d");
+    this.imageCtx.putImageData(cells, 0, 0);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(image, L.labelW, L.labelH, m * L.cell, n * L.cell);
     // Row labels (queries) and the numbers in the cells when they are large enough.

@@ -103,16 +103,18 @@ export function scoreView(body, lab) {
 
   /** Mark the picked query's row (outline and bold; aria-current for screen readers). */
   function markRow(picked) {
+    // Written only where it differs: a row's style written again, even to nothing, makes
+    // the browser restyle that row and its cells (32 rows of 33 at the largest settings).
     rows.forEach(({ tr, button, token }, i) => {
       const on = i === picked;
       if (on) tr.setAttribute("aria-current", "true");
-      else tr.removeAttribute("aria-current");
-      tr.style.outline = on ? "2px solid var(--md-accent-fg-color)" : "";
-      tr.style.fontWeight = on ? "bold" : "";
-      button.setAttribute(
-        "aria-label",
-        on ? `Query ${i}: ${token} (picked)` : `Pick query ${i}: ${token}`,
-      );
+      else if (tr.hasAttribute("aria-current")) tr.removeAttribute("aria-current");
+      if (on) {
+        tr.style.outline = "2px solid var(--md-accent-fg-color)";
+        tr.style.fontWeight = "bold";
+      } else if (tr.hasAttribute("style")) tr.removeAttribute("style");
+      const label = on ? `Query ${i}: ${token} (picked)` : `Pick query ${i}: ${token}`;
+      if (button.getAttribute("aria-label") !== label) button.setAttribute("aria-label", label);
     });
   }
 
