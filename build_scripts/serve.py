@@ -292,6 +292,17 @@ class SiteHandler(SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+class SiteServer(ThreadingHTTPServer):
+    """The threading server, quiet when a browser drops a connection mid-answer (a page
+    left, a download cancelled, a worker stopped): nothing is wrong then, and the standard
+    server would print a traceback for each."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(
     directory: str | os.PathLike,
     port: int = 0,
@@ -302,7 +313,7 @@ def make_server(
     stats: dict | None = None,
     prefix: str = "/",
     live: LiveChannel | None = None,
-) -> ThreadingHTTPServer:
+) -> SiteServer:
     """A server for ``directory`` on 127.0.0.1 (port 0: any free port); not yet started.
 
     ``gzip=False`` ignores the precompressed files; a ``stats`` dict is filled with the
@@ -329,9 +340,7 @@ def make_server(
     if site_url:
         attrs["site_url"] = site_url
     handler = type("Handler", (SiteHandler,), attrs)
-    return ThreadingHTTPServer(
-        ("127.0.0.1", port), functools.partial(handler, directory=str(directory))
-    )
+    return SiteServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
 
 
 def main(argv: list[str] | None = None) -> int:
