@@ -40,21 +40,27 @@ publish: publish-address vendor wheel
 publish-address: $(VENV)/.site-installed
 	$(PY) -m build_scripts.publish --public "$(SITE_URL)"
 
+# The test verbs run pytest on every core (pytest-xdist): each test file whole on one worker,
+# so a module's shared build, browser and Python start happen once. On 2 cores the suite's
+# CPU is some 20 min and one process kept about one core busy. TEST_JOBS=0: one process.
+TEST_JOBS ?= auto
+PYTEST_WORKERS := -n $(TEST_JOBS) --dist loadfile
+
 ## test: lint, then every test (labs math vs PyTorch, build, headless Chromium, Firefox,
 ##   WebKit). The tiers alone (pytest markers, tests/conftest.py), as CI's parallel jobs run
 ##   them: test-python (no build), test-chromium (build, pages, gates, Chromium),
 ##   test-engines (Firefox and WebKit)
 test: $(VENV)/.test-installed build lint
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_WORKERS)
 
 test-python: $(VENV)/.test-installed
-	$(PY) -m pytest -m python
+	$(PY) -m pytest $(PYTEST_WORKERS) -m python
 
 test-chromium: $(VENV)/.test-installed node_modules/.installed build
-	$(PY) -m pytest -m "build or browser"
+	$(PY) -m pytest $(PYTEST_WORKERS) -m "build or browser"
 
 test-engines: $(VENV)/.test-installed build
-	$(PY) -m pytest -m engines
+	$(PY) -m pytest $(PYTEST_WORKERS) -m engines
 
 ## check-lesson: what one lesson touches, in about 2 minutes: its page built (strict), its
 ##   claims test, its labs' CPython and Chromium tests, the browser gates on its page

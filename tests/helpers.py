@@ -196,6 +196,32 @@ class RecordedPage:
         ]
 
 
+def linked_site(dest: Path, extra: dict[str, Path], site: Path = SITE) -> Path:
+    """A copy of the built ``site`` at ``dest`` made of symbolic links, with ``extra`` (a
+    site-relative path, e.g. "assets/attention/broken-model", to the folder or file served
+    there) added or put in place of what is there. Only the folders on the way to an extra
+    path are real; every other entry links to the build. Tests that need files in the served
+    site use it, so the real site/ is never written while other tests (another xdist worker)
+    read it. Returns ``dest``."""
+    real = {Path(rel).parents[i] for rel in extra for i in range(len(Path(rel).parts) - 1)}
+
+    def mirror(source: Path, target: Path, rel: Path) -> None:
+        target.mkdir(parents=True, exist_ok=True)
+        names = {e.name for e in source.iterdir()} if source.is_dir() else set()
+        names |= {Path(k).name for k in extra if Path(k).parent == rel}
+        for name in sorted(names):
+            sub = rel / name
+            if sub.as_posix() in extra:
+                (target / name).symlink_to(extra[sub.as_posix()])
+            elif sub in real:
+                mirror(source / name, target / name, sub)
+            else:
+                (target / name).symlink_to(source / name)
+
+    mirror(site, dest, Path("."))
+    return dest
+
+
 def start_server(directory, site_url="http://127.0.0.1:8000/", isolate=False):
     """``directory`` served on 127.0.0.1 at a free port in a background thread (the project's
     own server, build_scripts/serve.py); ``.base`` is its URL. Call ``.shutdown()`` after."""

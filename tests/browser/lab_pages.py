@@ -8,7 +8,9 @@ import numpy as np
 from attention_labs.labs import run_lab
 from helpers import RecordedPage
 
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
+# How long any browser test waits for Python: the gates' own wait (a cold start on a busy
+# 2-core machine), one figure for every test.
+from build_scripts.gates.check_site import PYTHON_TIMEOUT_MS
 
 
 def lab(name: str) -> str:

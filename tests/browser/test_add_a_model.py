@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import yaml
 from attention_labs import maps
-from helpers import ROOT, SITE, RecordedPage, start_server
+from helpers import ROOT, SITE, RecordedPage, linked_site, start_server
 
 pytestmark = pytest.mark.slow  # a tiny model precomputed, a project copy built
 
@@ -212,15 +212,7 @@ def served(copy_with_new_adapter):
     if not (SITE / "index.html").is_file():
         pytest.fail("site/ is not built: run `make build` (make test does it first)")
     _, _, out, _ = copy_with_new_adapter
-    root = out.parent / "site"
-    (root / "assets").mkdir(parents=True)
-    for entry in SITE.iterdir():
-        if entry.name != "assets":
-            (root / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    for entry in (SITE / "assets").iterdir():
-        if entry.name != "attention":
-            (root / "assets" / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    (root / "assets" / "attention").symlink_to(out, target_is_directory=True)
+    root = linked_site(out.parent / "site", {"assets/attention": out})
     site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["site_url"]
     httpd = start_server(root, site_url)
     yield httpd

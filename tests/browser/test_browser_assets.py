@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 
 import numpy as np
 import pytest
 from attention_labs import real_maps
-from helpers import ROOT
+from helpers import ROOT, RecordedPage, linked_site, start_server
 
-SITE_ASSETS = ROOT / "site" / "assets" / "attention"
 ASSET = "all-minilm-l6-v2/bank-river.json"
 
 
-@pytest.fixture
-def loader(recorded):
+def open_loader(recorded):
     page = recorded.page
     page.goto(recorded.base)
     # The module, bound to a page global for these tests only (the site sets none).
@@ -29,12 +26,27 @@ def loader(recorded):
 
 
 @pytest.fixture
-def broken_assets():
-    """Write deliberately broken assets into the served site for one test."""
-    folder = SITE_ASSETS / "broken-model"
-    folder.mkdir(parents=True, exist_ok=True)
-    yield folder
-    shutil.rmtree(folder)
+def loader(recorded):
+    return open_loader(recorded)
+
+
+@pytest.fixture
+def broken_assets(tmp_path):
+    """A folder for deliberately broken assets, served as assets/attention/broken-model/ by
+    ``broken_loader``'s server (a linked copy of the build: site/ itself is not written)."""
+    folder = tmp_path / "broken-model"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def broken_loader(browser, site_url, broken_assets, tmp_path):
+    root = linked_site(tmp_path / "site", {"assets/attention/broken-model": broken_assets})
+    httpd = start_server(root, site_url)
+    rec = RecordedPage(browser, httpd.base)
+    yield open_loader(rec)
+    rec.context.close()
+    httpd.shutdown()
 
 
 def load_error(page, path):
@@ -67,7 +79,7 @@ def test_index_and_asset_load_validated_and_decode_like_python(loader):
     assert loader.external_requests() == []
 
 
-def test_causal_lower_triangle_decodes_with_zeros_above_the_diagonal(loader, broken_assets):
+def test_causal_lower_triangle_decodes_with_zeros_above_the_diagonal(broken_loader, broken_assets):
     # a hand-made causal asset: the committed one with one causal head
     asset = json.loads((ROOT / "docs" / "assets" / "attention" / ASSET).read_text("utf-8"))
     n = asset["seq_len"]
@@ -78,7 +90,7 @@ def test_causal_lower_triangle_decodes_with_zeros_above_the_diagonal(loader, bro
     head = base64.b64encode(packed[0, 0].tobytes()).decode()
     asset["attention"] |= {"layout": "lower-triangle", "data": [[head]]}
     (broken_assets / "causal.json").write_text(json.dumps(asset), "utf-8")
-    values = loader.page.evaluate(
+    values = broken_loader.page.evaluate(
         "(p) => AttnAssets.loadAsset(p).then((a) => Array.from(AttnAssets.decodeHead(a, 0, 0)))",
         "broken-model/causal.json",
     )
@@ -93,20 +105,20 @@ def test_missing_asset_says_not_found(loader):
     assert "HTTP 404" in message
 
 
-def test_asset_that_breaks_the_schema_names_the_place(loader, broken_assets):
+def test_asset_that_breaks_the_schema_names_the_place(broken_loader, broken_assets):
     asset = json.loads((ROOT / "docs" / "assets" / "attention" / ASSET).read_text("utf-8"))
     asset["attention"]["layout"] = "diagonal"
     (broken_assets / "bad-layout.json").write_text(json.dumps(asset), "utf-8")
-    message = load_error(loader.page, "broken-model/bad-layout.json")
+    message = load_error(broken_loader.page, "broken-model/bad-layout.json")
     assert "does not match asset.schema.json at /attention/layout" in message
 
 
-def test_truncated_head_and_bad_json_are_named(loader, broken_assets):
+def test_truncated_head_and_bad_json_are_named(broken_loader, broken_assets):
     asset = json.loads((ROOT / "docs" / "assets" / "attention" / ASSET).read_text("utf-8"))
     asset["attention"]["data"][2][4] = asset["attention"]["data"][2][4][:-8]
     (broken_assets / "short-head.json").write_text(json.dumps(asset), "utf-8")
     (broken_assets / "not-json.json").write_text('{"schema_version": 1,', "utf-8")
-    page = loader.page
+    page = broken_loader.page
     assert "layer 2, head 4 holds" in load_error(page, "broken-model/short-head.json")
     assert "is not valid JSON" in load_error(page, "broken-model/not-json.json")
     assert "must look like" in load_error(page, "../index.json")
@@ -114,11 +126,11 @@ def test_truncated_head_and_bad_json_are_named(loader, broken_assets):
     assert load_error(page, ASSET) == "loaded"
 
 
-def test_token_text_is_data_never_markup(loader, broken_assets):
+def test_token_text_is_data_never_markup(broken_loader, broken_assets):
     asset = json.loads((ROOT / "docs" / "assets" / "attention" / ASSET).read_text("utf-8"))
     asset["tokens"]["text"][1] = '<img src=x onerror="window.pwned=1">'
     (broken_assets / "markup.json").write_text(json.dumps(asset), "utf-8")
-    page = loader.page
+    page = broken_loader.page
     text = page.evaluate(
         "(p) => AttnAssets.loadAsset(p).then((a) => a.tokens.text[1])", "broken-model/markup.json"
     )

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from attention_labs import cells
 from helpers import ROOT, SITE, RecordedPage, start_server
+from lab_pages import PYTHON_TIMEOUT_MS
 
 from build_scripts.hooks import exercise, scanner
 
 LESSON = "lessons/03-attention-pattern/"
 NOTEBOOK = "notebooks/03-attention-pattern/"
 CELL = ".attn-cell"
-PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
 EXERCISES = {spec["id"]: (where, spec) for where, spec in exercise.all_exercises(ROOT / "docs")}
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from attention_labs import cells
 from helpers import ROOT, RecordedPage
-from lab_pages import run_cell
+from lab_pages import PYTHON_TIMEOUT_MS, run_cell
 
 from build_scripts.hooks import scanner
 
@@ -17,7 +17,6 @@ PAGE = "code-it-yourself/"
 SOURCE = (ROOT / "docs" / "code-it-yourself.md").read_text(encoding="utf-8")
 CELL = ".attn-cell"
 EXERCISE = "#exercise-head-steps"
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
+from lab_pages import PYTHON_TIMEOUT_MS
 
 LESSON = "lessons/03-attention-pattern/"
 # The page also has the scaling lab, after this one: in JS, the first .attn-lab is this lab.
 LAB = ".attn-lab[data-lab=attention_pattern]"
-PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
 
 
 def lab_state(page) -> dict:

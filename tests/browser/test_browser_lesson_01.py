@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from attention_labs.labs import run_lab
 from helpers import RecordedPage
+from lab_pages import PYTHON_TIMEOUT_MS
 
 LESSON = "lessons/01-why-attention/"
-PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
 
 STATE_JS = """(sel) => { const c = document.querySelector(sel).attnLab;
   const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)

@@ -11,10 +11,10 @@ import numpy as np
 from attention_labs import real_maps
 from attention_labs.labs import lab_schema, run_lab
 from helpers import ROOT, head_params
+from lab_pages import PYTHON_TIMEOUT_MS
 
 ASSET = "all-minilm-l6-v2/fluffy-creature.json"
 LESSON = "lessons/03-attention-pattern/"  # any built page with the site's scripts
-PYTHON_TIMEOUT_MS = 90_000  # cold Pyodide start on a busy 2-core machine
 TOLERANCE = 1 / 255 + 1e-4
 
 MOUNT = """async ({path, schema, pick, base}) => {

@@ -7,9 +7,9 @@ starts. Here every page must stay fully usable: palette, search, a lab, a cell, 
 from __future__ import annotations
 
 import pytest
+from lab_pages import PYTHON_TIMEOUT_MS
 
 LESSON = "lessons/03-attention-pattern/"
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
 
 # Before any script of the page: both storages throw on access, as in a browser that
 # blocks them.

@@ -14,6 +14,7 @@ import urllib.request
 
 import pytest
 from helpers import mkdocs_build, project_copy
+from lab_pages import PYTHON_TIMEOUT_MS
 
 from build_scripts.gates.check_site import check_site
 from build_scripts.serve import make_server
@@ -22,7 +23,6 @@ pytestmark = pytest.mark.slow  # the site built for a sub-path, the gates on it
 
 PREFIX = "/attn-book/"
 LESSON = "lessons/03-attention-pattern/"
-PYTHON_TIMEOUT_MS = 120_000  # cold Pyodide start on a busy 2-core machine
 
 
 def free_port() -> int:
