@@ -104,27 +104,105 @@ def provide_script(labs: list[str], page_url: str, docs: Path) -> str:
     return f'<script type="module">{body}</script>'
 
 
+# Material's search worker builds its index of the whole site (lunr) as the page opens:
+# about a second of CPU that, on two cores, takes one from Python's start-up beside the
+# page's own main thread. On a page with labs this classic script, ahead of Material's
+# bundle, holds the messages the page posts to that worker (the index first) until Python
+# is ready or has failed (the start script's SETTLED event) or the reader opens search or
+# focuses its field; then it sends them in order and gives the page the browser's Worker
+# back. Every other worker (Python's) is the browser's own.
+SETTLED = "attn:python-settled"
+SEARCH_HOLD = (
+    "<script>(function(){"
+    "var Real=window.Worker,held=[],open=false;"
+    "function release(){if(open)return;open=true;window.Worker=Real;"
+    "held.forEach(function(m){Real.prototype.postMessage.apply(m[0],m[1])});held=[]}"
+    "function Worker(url,options){var worker=new Real(url,options);"
+    "if(!open&&/\\/workers\\/search\\.[^\\/]*\\.js$/.test(new URL(url,location.href).pathname))"
+    "worker.postMessage=function(){open?Real.prototype.postMessage.apply(worker,arguments)"
+    ":held.push([worker,arguments])};return worker}"
+    "Worker.prototype=Real.prototype;window.Worker=Worker;"
+    f'addEventListener("{SETTLED}",release);'
+    'document.addEventListener("change",function(e){if(e.target.id==="__search")release()},true);'
+    'document.addEventListener("focusin",function(e){'
+    'if(e.target.closest&&e.target.closest(".md-search"))release()},true)'
+    "})()</script>"
+)
+
+
+def init_message(runtime: dict, lab: str, page_url: str) -> dict:
+    """The worker's init message (runtime/pyodide-worker.js) for the build's ``runtime``
+    config and the first lab ``lab``, as LabRuntime.initMessage builds it, but with each
+    address relative to the page (the head's script resolves them) and no interrupt buffer."""
+
+    def rel(path: str | None) -> str | None:
+        return get_relative_url(path, page_url) if path else None
+
+    message = {
+        "type": "init",
+        "indexURL": runtime.get("pyodide_index_url")
+        or rel(runtime.get("pyodide") or "vendor/pyodide/").rstrip("/") + "/",
+        "wheelURL": rel(runtime.get("wheel")),
+        "stdlibURL": rel(runtime.get("stdlib")),
+        "stdlibMoreURL": rel(runtime.get("stdlib_more")),
+        "lockFileURL": rel(runtime.get("lock_file")),
+        "numpyURL": rel(runtime.get("numpy")),
+        "expect": {rel(path): want for path, want in (runtime.get("expect") or {}).items()},
+        "warmLab": lab,
+    }
+    return {key: value for key, value in message.items() if value is not None}
+
+
 def start_script(html: str, page_url: str, docs: Path) -> str:
-    """The head's script that starts Python on a page with labs: the runtime configured
-    with the first lab placeholder's ``runtime`` and name, as its controller would, then
-    started; before it, the preload links of the modules it imports (asked for first and
-    at high priority: an async script's own imports would wait behind the page's styles
-    and modules); "" without labs."""
+    """The head's scripts that start Python on a page with labs: a classic script that
+    starts the worker (runtime/pyodide-worker.js) with the first lab placeholder's
+    ``runtime`` and name as soon as the parser reaches it, keeping what the worker says
+    until the runtime takes it (``self.attnStarted``, LabRuntime.start); the module that
+    configures the runtime as the lab's controller would and starts it (it takes that
+    worker), with the preload links of its modules before it (asked for first and at high
+    priority); then the search hold (SEARCH_HOLD). "" without labs."""
     match = LAB_CONFIG.search(html)
     if not match:
         return ""
     data = json.loads(html_lib.unescape(match.group(1)))
+    runtime = data.get("runtime") or {}
     # JSON is a JavaScript expression; "<" escaped so no "</script>" can end the script.
-    config = json.dumps(data.get("runtime") or {}, separators=(",", ":")).replace("<", "\\u003c")
+    config = json.dumps(runtime, separators=(",", ":")).replace("<", "\\u003c")
     lab = json.dumps(data["lab"])
+    message = json.dumps(
+        init_message(runtime, data["lab"], page_url), separators=(",", ":")
+    ).replace("<", "\\u003c")
+    worker_js = get_relative_url((JS / "runtime" / "pyodide-worker.js").as_posix(), page_url)
+    early = (
+        "<script>(function(){var start=performance.now(),"
+        "at=function(p){return p&&new URL(p,location.href).href},"
+        f"m={message},expect={{}};"
+        '["indexURL","wheelURL","stdlibURL","stdlibMoreURL","lockFileURL","numpyURL"]'
+        ".forEach(function(k){m[k]=at(m[k])});"
+        "for(var k in m.expect)expect[at(k)]=m.expect[k];m.expect=expect;"
+        'm.interruptBuffer=self.crossOriginIsolated&&typeof SharedArrayBuffer==="function"'
+        "?new Uint8Array(new SharedArrayBuffer(1)):null;"
+        f'var worker=new Worker(at("{worker_js}")),'
+        "s={worker:worker,message:m,messages:[],start:start,interruptBuffer:m.interruptBuffer,taken:false};"
+        "worker.onmessage=function(e){s.messages.push(e.data)};"
+        'worker.onerror=function(e){s.messages.push({type:"init-error",'
+        'error:"the Python worker crashed: "+(e.message||"unknown error")})};'
+        "worker.postMessage(m);self.attnStarted=s})()</script>"
+    )
     module = PurePosixPath(JS / "runtime" / "lab-runtime.js")
     runtime_js = _url(module, page_url)
-    return "".join(
-        f'<link rel="modulepreload" href="{get_relative_url(m.as_posix(), page_url)}">'
-        for m in static_imports(docs, module)
-    ) + (
-        f'<script type="module" async>import {{ runtime }} from "{runtime_js}";'
-        f"runtime.configure({config}, {lab});runtime.preload();</script>"
+    return (
+        early
+        + "".join(
+            f'<link rel="modulepreload" href="{get_relative_url(m.as_posix(), page_url)}">'
+            for m in static_imports(docs, module)
+        )
+        + (
+            f'<script type="module" async>import {{ runtime }} from "{runtime_js}";'
+            f"runtime.configure({config}, {lab});runtime.preload();"
+            f'runtime.whenSettled().then(()=>dispatchEvent(new Event("{SETTLED}")));</script>'
+        )
+        + SEARCH_HOLD
     )
 
 

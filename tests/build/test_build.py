@@ -139,9 +139,12 @@ def test_every_lesson_head_provides_its_controller_and_each_of_its_widgets(built
 
 
 START_RE = re.compile(
-    r'<meta charset="utf-8">(?:<link rel="modulepreload" href="[^"]+">)+'
+    r'<meta charset="utf-8"><script>\(function\(\)\{var start=performance\.now\(\).*?'
+    r"self\.attnStarted=s\}\)\(\)</script>(?:<link rel=\"modulepreload\" href=\"[^\"]+\">)+"
     r'<script type="module" async>import \{ runtime \} from "([^"]+)";'
-    r"runtime\.configure\((\{.*?\}), \"([a-z_]+)\"\);runtime\.preload\(\);</script>"
+    r"runtime\.configure\((\{.*?\}), \"([a-z_]+)\"\);runtime\.preload\(\);"
+    r'runtime\.whenSettled\(\)\.then\(\(\)=>dispatchEvent\(new Event\("attn:python-settled"\)\)\);'
+    r"</script><script>\(function\(\)\{var Real=window\.Worker"
 )
 CONFIG_RE = re.compile(r'<div class="attn-lab" data-lab="[a-z_]+"[^>]*? data-config="([^"]*)"')
 
