@@ -141,8 +141,8 @@ def harness_dir(site: Path) -> tempfile.TemporaryDirectory:
             (d / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
     lesson = (site / LESSON / "index.html").read_text("utf-8")
     page = SITE_SCRIPTS.sub("", lesson).replace("</head>", NAV_START + "</head>", 1)
-    site_marks = ("javascripts/main.js", "import {", "modulepreload", "new Worker(at(", "window.Worker")
-    left = [m for m in site_marks if m in page]
+    marks = ("javascripts/main.js", "import {", "modulepreload", "new Worker(at(", "window.Worker")
+    left = [m for m in marks if m in page]
     if left:
         raise RuntimeError(f"bench: the baseline's lesson page still has the site's {left}")
     (d / NAV_PAGE).mkdir(parents=True)

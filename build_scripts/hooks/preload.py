@@ -17,13 +17,17 @@ DOMContentLoaded in Chromium, while a static import is evaluated before it, so t
 drawn with the text. No module of the site awaits at its top level (tests/build/
 test_modules.py), so every widget can be imported so.
 
-On a page with labs, last, a script at the top of the head that starts Python (the
-worker of runtime/lab-runtime.js, with the first lab's runtime config and name) as soon
-as the browser has read it: an ``async`` module runs once its two small modules are here,
-not after the page is parsed, so the worker's downloads and compile overlap the page's
-own parse, styles, scripts and first picture instead of following them (from navigation,
+On a page with labs, last, scripts at the top of the head that start Python (the worker
+of runtime/lab-runtime.js, with the first lab's runtime config and name) as soon as the
+browser has read them, so that the worker's downloads and compile overlap the page's own
+parse, styles, scripts and first picture instead of following them (from navigation,
 Python was ready some 1 s later when the worker started at the lab's mount; make bench,
-section startup). A page without labs gets none and starts no Python.
+section startup). A classic script creates the worker and posts its init message: an
+``async`` module, even with its modules preloaded, ran only after the page's first style
+and layout (a trace of lesson 3: new Worker at 434 ms from navigation, 216 ms from the
+classic script). The module after it configures the runtime, which takes that worker.
+Material's search index waits for Python meanwhile (SEARCH_HOLD). A page without labs gets
+none of them and starts no Python.
 
 The import graph is read from the modules' own static ``import``/``export ... from`` lines
 (the formatter puts each at a line's start); tests/build/test_modules.py checks it against
@@ -107,10 +111,10 @@ def provide_script(labs: list[str], page_url: str, docs: Path) -> str:
 # Material's search worker builds its index of the whole site (lunr) as the page opens:
 # about a second of CPU that, on two cores, takes one from Python's start-up beside the
 # page's own main thread. On a page with labs this classic script, ahead of Material's
-# bundle, holds the messages the page posts to that worker (the index first) until Python
-# is ready or has failed (the start script's SETTLED event) or the reader opens search or
-# focuses its field; then it sends them in order and gives the page the browser's Worker
-# back. Every other worker (Python's) is the browser's own.
+# bundle, holds the messages the page posts to that worker (the index first) until
+# Python's start-up is over (LabRuntime.whenSettled: the start script's SETTLED event) or
+# the reader opens search or focuses its field; then it sends them in order and gives the
+# page the browser's Worker back. Every other worker (Python's) is the browser's own.
 SETTLED = "attn:python-settled"
 SEARCH_HOLD = (
     "<script>(function(){"

@@ -4,9 +4,10 @@
 // picture: parsing KaTeX (280 kB) and rendering a lesson's math take a while, so they must
 // not delay them. KaTeX is a vendored UMD bundle (the globals katex, renderMathInElement),
 // loaded only by a page that has math.
-// The math in view is rendered at once, the rest once Python has started (or failed), a
-// few formulas per idle moment: all of lesson 3's math took the main thread ~0.4 s in one
-// task, while the Python worker was starting beside it on the same cores.
+// The math in view is rendered at once, the rest once Python's start-up is over (ready and
+// idle, or failed: runtime.whenSettled), a few formulas per idle moment: all of lesson 3's
+// math took the main thread ~0.4 s in one task, while the Python worker was starting
+// beside it on the same two cores (a Chromium trace from navigation).
 import { runtime } from "./runtime/lab-runtime.js";
 import { loadScript } from "./runtime/site.js";
 

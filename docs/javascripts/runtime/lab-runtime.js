@@ -54,19 +54,26 @@ export class LabRuntime extends EventTarget {
   }
 
   /**
-   * Resolves with the state once Python is ready or has failed, at once where it is not
-   * starting (a page without labs): work that would compete with Python's start-up for
-   * the CPU (KaTeX, Material's search index) waits for this.
+   * Resolves with the state once Python's start-up is over: failed, or ready with its
+   * idle warm-up done and no request waiting (the reader's first change drawn first); at
+   * once where Python is not starting (a page without labs). Work that would compete with
+   * the start-up for the CPU (KaTeX, Material's search index) waits for this.
    */
   whenSettled() {
-    if (this.state !== "loading") return Promise.resolve(this.state);
     return new Promise((resolve) => {
       const settled = () => {
-        if (this.state === "loading") return;
+        if (this.state === "loading") return false;
+        const busy = this.timings.warm === undefined || this.pending.size > 0;
+        if (this.state === "ready" && busy) return false;
         this.removeEventListener("change", settled);
+        this.removeEventListener("quiet", settled);
         resolve(this.state);
+        return true;
       };
-      this.addEventListener("change", settled);
+      if (!settled()) {
+        this.addEventListener("change", settled);
+        this.addEventListener("quiet", settled);
+      }
     });
   }
 
@@ -125,7 +132,8 @@ export class LabRuntime extends EventTarget {
         );
     }, STARTUP_TIMEOUT_S * 1000);
     if (adopt) {
-      for (const message of adopt.messages.splice(0)) if (worker === this.worker) this._onMessage(message);
+      for (const message of adopt.messages.splice(0))
+        if (worker === this.worker) this._onMessage(message);
       return;
     }
     this.worker.postMessage({ ...this.initMessage(), interruptBuffer: this.interruptBuffer });
@@ -246,6 +254,7 @@ export class LabRuntime extends EventTarget {
     } else if (msg.type === "warm") {
       this.timings.warm = msg.at - performance.timeOrigin;
       this.timings.warmProfile = onPageClock(msg.profile);
+      this.dispatchEvent(new Event("quiet")); // for whenSettled
     } else if (msg.type === "init-error") {
       this._fail(msg.error);
     } else if (msg.type === "started") {
@@ -267,6 +276,7 @@ export class LabRuntime extends EventTarget {
       } else {
         waiter.reject(new Error(msg.error));
       }
+      this.dispatchEvent(new Event("quiet")); // for whenSettled
     }
   }
 
