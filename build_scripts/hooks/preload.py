@@ -26,8 +26,10 @@ section startup). A classic script creates the worker and posts its init message
 ``async`` module, even with its modules preloaded, ran only after the page's first style
 and layout (a trace of lesson 3: new Worker at 434 ms from navigation, 216 ms from the
 classic script). The module after it configures the runtime, which takes that worker.
-Material's search index waits for Python meanwhile (SEARCH_HOLD). A page without labs gets
-none of them and starts no Python.
+Material's search index waits for Python meanwhile. Both classic scripts are JavaScript
+files of their own (runtime/start-worker.js, runtime/search-hold.js, each saying why), read
+here and inlined; what differs per page goes in as data (a JSON data block, an attribute).
+A page without labs gets none of them and starts no Python.
 
 The import graph is read from the modules' own static ``import``/``export ... from`` lines
 (the formatter puts each at a line's start); tests/build/test_modules.py checks it against
@@ -108,30 +110,36 @@ def provide_script(labs: list[str], page_url: str, docs: Path) -> str:
     return f'<script type="module">{body}</script>'
 
 
-# Material's search worker builds its index of the whole site (lunr) as the page opens:
-# about a second of CPU that, on two cores, takes one from Python's start-up beside the
-# page's own main thread. On a page with labs this classic script, ahead of Material's
-# bundle, holds the messages the page posts to that worker (the index first) until
-# Python's start-up is over (LabRuntime.whenSettled: the start script's SETTLED event) or
-# the reader opens search or focuses its field; then it sends them in order and gives the
-# page the browser's Worker back. Every other worker (Python's) is the browser's own.
+# Classic scripts the head carries inline on a page with labs (read at build time, so no
+# request and no download in the parser's way): the one that starts Python's worker and the
+# one that holds Material's search index until Python's start-up is over. Each file says why.
+# Not published (mkdocs.yml: exclude_docs) and imported by nothing.
+START_WORKER = PurePosixPath(JS / "runtime" / "start-worker.js")
+SEARCH_HOLD = PurePosixPath(JS / "runtime" / "search-hold.js")
+INLINE = (START_WORKER, SEARCH_HOLD)
+# The event the runtime's module dispatches when Python's start-up is over
+# (LabRuntime.whenSettled); search-hold.js releases the index on it.
 SETTLED = "attn:python-settled"
-SEARCH_HOLD = (
-    "<script>(function(){"
-    "var Real=window.Worker,held=[],open=false;"
-    "function release(){if(open)return;open=true;window.Worker=Real;"
-    "held.forEach(function(m){Real.prototype.postMessage.apply(m[0],m[1])});held=[]}"
-    "function Worker(url,options){var worker=new Real(url,options);"
-    "if(!open&&/\\/workers\\/search\\.[^\\/]*\\.js$/.test(new URL(url,location.href).pathname))"
-    "worker.postMessage=function(){open?Real.prototype.postMessage.apply(worker,arguments)"
-    ":held.push([worker,arguments])};return worker}"
-    "Worker.prototype=Real.prototype;window.Worker=Worker;"
-    f'addEventListener("{SETTLED}",release);'
-    'document.addEventListener("change",function(e){if(e.target.id==="__search")release()},true);'
-    'document.addEventListener("focusin",function(e){'
-    'if(e.target.closest&&e.target.closest(".md-search"))release()},true)'
-    "})()</script>"
-)
+
+
+# A line that is only a comment (the files' why, for their readers: 0.9 kB of gzip a lab page).
+COMMENT_LINE = re.compile(r"^[ \t]*//.*\n", re.M)
+
+
+def inline_script(docs: Path, script: PurePosixPath, attributes: str = "") -> str:
+    """A ``<script>`` element with ``script``'s text (a path under docs/) inline, less its
+    lines that are only a comment (the scripts have no multi-line string to cut into)."""
+    text = COMMENT_LINE.sub("", (docs / script).read_text("utf-8"))
+    # the HTML parser would end the element (or start a comment) at these, whatever the JS
+    if re.search(r"</script|<!--", text, re.I):
+        raise ValueError(f"{script} cannot be inlined: it contains </script or <!--")
+    return f"<script{attributes}>{text}</script>"
+
+
+def json_data(value) -> str:
+    """``value`` as compact JSON for a data block in the head: "<" escaped, so no
+    "</script>" in a string can end the element."""
+    return json.dumps(value, separators=(",", ":")).replace("<", "\\u003c")
 
 
 def init_message(runtime: dict, lab: str, page_url: str) -> dict:
@@ -164,35 +172,21 @@ def start_script(html: str, page_url: str, docs: Path) -> str:
     until the runtime takes it (``self.attnStarted``, LabRuntime.start); the module that
     configures the runtime as the lab's controller would and starts it (it takes that
     worker), with the preload links of its modules before it (asked for first and at high
-    priority); then the search hold (SEARCH_HOLD). "" without labs."""
+    priority); then the search hold. Both classic scripts are inline (``inline_script``),
+    the first after a JSON data block it reads (id ``attn-start``). "" without labs."""
     match = LAB_CONFIG.search(html)
     if not match:
         return ""
     data = json.loads(html_lib.unescape(match.group(1)))
     runtime = data.get("runtime") or {}
-    # JSON is a JavaScript expression; "<" escaped so no "</script>" can end the script.
-    config = json.dumps(runtime, separators=(",", ":")).replace("<", "\\u003c")
+    start = {
+        "worker": get_relative_url((JS / "runtime" / "pyodide-worker.js").as_posix(), page_url),
+        "message": init_message(runtime, data["lab"], page_url),
+    }
+    early = f'<script type="application/json" id="attn-start">{json_data(start)}</script>'
+    early += inline_script(docs, START_WORKER)
+    config = json_data(runtime)  # JSON is a JavaScript expression
     lab = json.dumps(data["lab"])
-    message = json.dumps(
-        init_message(runtime, data["lab"], page_url), separators=(",", ":")
-    ).replace("<", "\\u003c")
-    worker_js = get_relative_url((JS / "runtime" / "pyodide-worker.js").as_posix(), page_url)
-    early = (
-        "<script>(function(){var start=performance.now(),"
-        "at=function(p){return p&&new URL(p,location.href).href},"
-        f"m={message},expect={{}};"
-        '["indexURL","wheelURL","stdlibURL","stdlibMoreURL","lockFileURL","numpyURL"]'
-        ".forEach(function(k){m[k]=at(m[k])});"
-        "for(var k in m.expect)expect[at(k)]=m.expect[k];m.expect=expect;"
-        'm.interruptBuffer=self.crossOriginIsolated&&typeof SharedArrayBuffer==="function"'
-        "?new Uint8Array(new SharedArrayBuffer(1)):null;"
-        f'var worker=new Worker(at("{worker_js}")),'
-        "s={worker:worker,message:m,messages:[],start:start,interruptBuffer:m.interruptBuffer,taken:false};"
-        "worker.onmessage=function(e){s.messages.push(e.data)};"
-        'worker.onerror=function(e){s.messages.push({type:"init-error",'
-        'error:"the Python worker crashed: "+(e.message||"unknown error")})};'
-        "worker.postMessage(m);self.attnStarted=s})()</script>"
-    )
     module = PurePosixPath(JS / "runtime" / "lab-runtime.js")
     runtime_js = _url(module, page_url)
     return (
@@ -206,7 +200,7 @@ def start_script(html: str, page_url: str, docs: Path) -> str:
             f"runtime.configure({config}, {lab});runtime.preload();"
             f'runtime.whenSettled().then(()=>dispatchEvent(new Event("{SETTLED}")));</script>'
         )
-        + SEARCH_HOLD
+        + inline_script(docs, SEARCH_HOLD, f' data-settled="{html_lib.escape(SETTLED)}"')
     )
 
 
