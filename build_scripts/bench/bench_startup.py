@@ -66,12 +66,13 @@ NAV_SITE = "from navigation, site: lesson 3 page"
 # Where the baseline's copy of the lesson page goes: as deep as lessons/NN/, so its
 # relative links (../../assets/...) reach the site's files.
 NAV_PAGE = "baseline/03-attention-pattern/"
-# The site's scripts, taken out of the baseline's page: main.js, the head's start script
-# and provide script (hooks/preload.py), the module preloads.
+# The site's scripts, taken out of the baseline's page: main.js, the head's start scripts,
+# search hold and provide script (hooks/preload.py), the module preloads.
 SITE_SCRIPTS = re.compile(
     r'<script src="[^"]*javascripts/main\.js" type="module"></script>'
     r'|<script type="module"(?: async)?>import \{ (?:runtime|provide) \}.*?</script>'
     r'|<link rel="modulepreload" href="[^"]*">'
+    r"|<script>\(function\(\)\{var (?:Real=window\.Worker|start=performance).*?</script>"
 )
 NAV_START = """<script>
 document.addEventListener("DOMContentLoaded", () => {
@@ -140,7 +141,8 @@ def harness_dir(site: Path) -> tempfile.TemporaryDirectory:
             (d / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
     lesson = (site / LESSON / "index.html").read_text("utf-8")
     page = SITE_SCRIPTS.sub("", lesson).replace("</head>", NAV_START + "</head>", 1)
-    left = [m for m in ("javascripts/main.js", "import {", "modulepreload") if m in page]
+    marks = ("javascripts/main.js", "import {", "modulepreload", "new Worker(at(", "window.Worker")
+    left = [m for m in marks if m in page]
     if left:
         raise RuntimeError(f"bench: the baseline's lesson page still has the site's {left}")
     (d / NAV_PAGE).mkdir(parents=True)

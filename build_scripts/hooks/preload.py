@@ -17,13 +17,19 @@ DOMContentLoaded in Chromium, while a static import is evaluated before it, so t
 drawn with the text. No module of the site awaits at its top level (tests/build/
 test_modules.py), so every widget can be imported so.
 
-On a page with labs, last, a script at the top of the head that starts Python (the
-worker of runtime/lab-runtime.js, with the first lab's runtime config and name) as soon
-as the browser has read it: an ``async`` module runs once its two small modules are here,
-not after the page is parsed, so the worker's downloads and compile overlap the page's
-own parse, styles, scripts and first picture instead of following them (from navigation,
+On a page with labs, last, scripts at the top of the head that start Python (the worker
+of runtime/lab-runtime.js, with the first lab's runtime config and name) as soon as the
+browser has read them, so that the worker's downloads and compile overlap the page's own
+parse, styles, scripts and first picture instead of following them (from navigation,
 Python was ready some 1 s later when the worker started at the lab's mount; make bench,
-section startup). A page without labs gets none and starts no Python.
+section startup). A classic script creates the worker and posts its init message: an
+``async`` module, even with its modules preloaded, ran only after the page's first style
+and layout (a trace of lesson 3: new Worker at 434 ms from navigation, 216 ms from the
+classic script). The module after it configures the runtime, which takes that worker.
+Material's search index waits for Python meanwhile. Both classic scripts are JavaScript
+files of their own (runtime/start-worker.js, runtime/search-hold.js, each saying why), read
+here and inlined; what differs per page goes in as data (a JSON data block, an attribute).
+A page without labs gets none of them and starts no Python.
 
 The import graph is read from the modules' own static ``import``/``export ... from`` lines
 (the formatter puts each at a line's start); tests/build/test_modules.py checks it against
@@ -104,27 +110,97 @@ def provide_script(labs: list[str], page_url: str, docs: Path) -> str:
     return f'<script type="module">{body}</script>'
 
 
+# Classic scripts the head carries inline on a page with labs (read at build time, so no
+# request and no download in the parser's way): the one that starts Python's worker and the
+# one that holds Material's search index until Python's start-up is over. Each file says why.
+# Not published (mkdocs.yml: exclude_docs) and imported by nothing.
+START_WORKER = PurePosixPath(JS / "runtime" / "start-worker.js")
+SEARCH_HOLD = PurePosixPath(JS / "runtime" / "search-hold.js")
+INLINE = (START_WORKER, SEARCH_HOLD)
+# The event the runtime's module dispatches when Python's start-up is over
+# (LabRuntime.whenSettled); search-hold.js releases the index on it.
+SETTLED = "attn:python-settled"
+
+
+# A line that is only a comment (the files' why, for their readers: 0.9 kB of gzip a lab page).
+COMMENT_LINE = re.compile(r"^[ \t]*//.*\n", re.M)
+
+
+def inline_script(docs: Path, script: PurePosixPath, attributes: str = "") -> str:
+    """A ``<script>`` element with ``script``'s text (a path under docs/) inline, less its
+    lines that are only a comment (the scripts have no multi-line string to cut into)."""
+    text = COMMENT_LINE.sub("", (docs / script).read_text("utf-8"))
+    # the HTML parser would end the element (or start a comment) at these, whatever the JS
+    if re.search(r"</script|<!--", text, re.I):
+        raise ValueError(f"{script} cannot be inlined: it contains </script or <!--")
+    return f"<script{attributes}>{text}</script>"
+
+
+def json_data(value) -> str:
+    """``value`` as compact JSON for a data block in the head: "<" escaped, so no
+    "</script>" in a string can end the element."""
+    return json.dumps(value, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def init_message(runtime: dict, lab: str, page_url: str) -> dict:
+    """The worker's init message (runtime/pyodide-worker.js) for the build's ``runtime``
+    config and the first lab ``lab``, as LabRuntime.initMessage builds it, but with each
+    address relative to the page (the head's script resolves them) and no interrupt buffer."""
+
+    def rel(path: str | None) -> str | None:
+        return get_relative_url(path, page_url) if path else None
+
+    message = {
+        "type": "init",
+        "indexURL": runtime.get("pyodide_index_url")
+        or rel(runtime.get("pyodide") or "vendor/pyodide/").rstrip("/") + "/",
+        "wheelURL": rel(runtime.get("wheel")),
+        "stdlibURL": rel(runtime.get("stdlib")),
+        "stdlibMoreURL": rel(runtime.get("stdlib_more")),
+        "lockFileURL": rel(runtime.get("lock_file")),
+        "numpyURL": rel(runtime.get("numpy")),
+        "expect": {rel(path): want for path, want in (runtime.get("expect") or {}).items()},
+        "warmLab": lab,
+    }
+    return {key: value for key, value in message.items() if value is not None}
+
+
 def start_script(html: str, page_url: str, docs: Path) -> str:
-    """The head's script that starts Python on a page with labs: the runtime configured
-    with the first lab placeholder's ``runtime`` and name, as its controller would, then
-    started; before it, the preload links of the modules it imports (asked for first and
-    at high priority: an async script's own imports would wait behind the page's styles
-    and modules); "" without labs."""
+    """The head's scripts that start Python on a page with labs: a classic script that
+    starts the worker (runtime/pyodide-worker.js) with the first lab placeholder's
+    ``runtime`` and name as soon as the parser reaches it, keeping what the worker says
+    until the runtime takes it (``self.attnStarted``, LabRuntime.start); the module that
+    configures the runtime as the lab's controller would and starts it (it takes that
+    worker), with the preload links of its modules before it (asked for first and at high
+    priority); then the search hold. Both classic scripts are inline (``inline_script``),
+    the first after a JSON data block it reads (id ``attn-start``). "" without labs."""
     match = LAB_CONFIG.search(html)
     if not match:
         return ""
     data = json.loads(html_lib.unescape(match.group(1)))
-    # JSON is a JavaScript expression; "<" escaped so no "</script>" can end the script.
-    config = json.dumps(data.get("runtime") or {}, separators=(",", ":")).replace("<", "\\u003c")
+    runtime = data.get("runtime") or {}
+    start = {
+        "worker": get_relative_url((JS / "runtime" / "pyodide-worker.js").as_posix(), page_url),
+        "message": init_message(runtime, data["lab"], page_url),
+    }
+    early = f'<script type="application/json" id="attn-start">{json_data(start)}</script>'
+    early += inline_script(docs, START_WORKER)
+    config = json_data(runtime)  # JSON is a JavaScript expression
     lab = json.dumps(data["lab"])
     module = PurePosixPath(JS / "runtime" / "lab-runtime.js")
     runtime_js = _url(module, page_url)
-    return "".join(
-        f'<link rel="modulepreload" href="{get_relative_url(m.as_posix(), page_url)}">'
-        for m in static_imports(docs, module)
-    ) + (
-        f'<script type="module" async>import {{ runtime }} from "{runtime_js}";'
-        f"runtime.configure({config}, {lab});runtime.preload();</script>"
+    return (
+        early
+        + "".join(
+            f'<link rel="modulepreload" href="{get_relative_url(m.as_posix(), page_url)}">'
+            for m in static_imports(docs, module)
+        )
+        + (
+            f'<script type="module" async>import {{ runtime }} from "{runtime_js}";'
+            f"runtime.configure({config}, {lab});runtime.preload();"
+            f'runtime.whenSettled().then(()=>dispatchEvent(new Event("{SETTLED}")));</script>'
+        )
+        + inline_script(docs, SEARCH_HOLD, f' data-settled="{html_lib.escape(SETTLED)}"')
     )
 
 

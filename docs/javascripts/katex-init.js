@@ -4,9 +4,23 @@
 // picture: parsing KaTeX (280 kB) and rendering a lesson's math take a while, so they must
 // not delay them. KaTeX is a vendored UMD bundle (the globals katex, renderMathInElement),
 // loaded only by a page that has math.
+// The math in view is rendered at once, the rest once Python's start-up is over (ready and
+// idle, or failed: runtime.whenSettled), a few formulas per idle moment: all of lesson 3's
+// math took the main thread ~0.4 s in one task, while the Python worker was starting
+// beside it on the same two cores (a Chromium trace from navigation).
+import { runtime } from "./runtime/lab-runtime.js";
 import { loadScript } from "./runtime/site.js";
 
 const rendered = new WeakSet(); // the content elements already rendered
+const DELIMITERS = {
+  delimiters: [
+    { left: "\\(", right: "\\)", display: false },
+    { left: "\\[", right: "\\]", display: true },
+  ],
+  throwOnError: false,
+};
+// How far outside the viewport a formula counts as in view (one it is about to reach).
+const NEAR = "300px 0px";
 
 async function loadKatex() {
   await loadScript("vendor/katex/katex.min.js", () => window.katex, "KaTeX");
@@ -18,7 +32,15 @@ async function loadKatex() {
   );
 }
 
-/** Render the page's math with KaTeX, loading it first if the page has any. */
+/** Run `work(deadline)` when the main thread is idle (a short slice where the browser has
+ * no requestIdleCallback: Safari). */
+const idle = (work) =>
+  typeof requestIdleCallback === "function"
+    ? requestIdleCallback(work, { timeout: 500 })
+    : setTimeout(() => work({ timeRemaining: () => 8 }), 16);
+
+/** Render the page's math with KaTeX, loading it first if the page has any: what is in
+ * view at once, the rest after Python's start-up. Resolves when all of it is rendered. */
 export async function renderMath() {
   // Once per page: main.js runs for the first page twice (at once and on document$).
   const page = document.querySelector(".md-content") || document.body;
@@ -31,13 +53,35 @@ export async function renderMath() {
     console.error(err.message); // the TeX source stays readable as text
     return;
   }
-  renderMathInElement(document.body, {
-    delimiters: [
-      { left: "\\(", right: "\\)", display: false },
-      { left: "\\[", right: "\\]", display: true },
-    ],
-    throwOnError: false,
+  const waiting = new Set(document.querySelectorAll(".arithmatex"));
+  const render = (element) => waiting.delete(element) && renderMathInElement(element, DELIMITERS);
+  const inView = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries)
+        if (entry.isIntersecting) {
+          inView.unobserve(entry.target);
+          render(entry.target);
+        }
+    },
+    { rootMargin: NEAR },
+  );
+  for (const element of waiting) inView.observe(element);
+  await runtime.whenSettled();
+  await new Promise((resolve) => {
+    const slice = (deadline) => {
+      for (const element of waiting) {
+        inView.unobserve(element);
+        render(element);
+        if (deadline.timeRemaining() < 2) break;
+      }
+      if (waiting.size) idle(slice);
+      else resolve();
+    };
+    idle(slice);
   });
+  inView.disconnect();
+  // Whatever math is outside the arithmatex spans (a heading's copy in the table of contents).
+  renderMathInElement(document.body, DELIMITERS);
   // Notebook pages (mkdocs-jupyter) keep Jupyter's $ and $$ delimiters.
   for (const notebook of document.querySelectorAll(".jupyter-wrapper")) {
     renderMathInElement(notebook, {

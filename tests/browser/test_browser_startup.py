@@ -215,3 +215,92 @@ def test_numpys_deferred_subpackages_load_on_first_use_from_the_second_zip(page,
     )
     assert ok["error"] is None, ok
     assert "17.0" in json.dumps(ok["value"]), ok
+
+
+HEAD_START_JS = """() => {
+  const early = window.attnStarted, rt = window.AttnLabs.runtime;
+  const { interruptBuffer, ...posted } = early.message;
+  return { taken: early.taken, same: rt.worker === early.worker, posted,
+           built: rt.initMessage(), left: early.messages.length };
+}"""
+
+
+def test_the_heads_script_starts_the_worker_that_the_runtime_takes(page, host):
+    """The worker starts from the head's classic script (hooks/preload.py), before any
+    module runs, with the init message the runtime would have posted; the runtime takes
+    that worker and what it said meanwhile, and Python becomes ready through it."""
+    got = start(page, host.base, READY_MS)
+    assert got["state"] == "ready", got
+    head = page.evaluate(HEAD_START_JS)
+    assert head["taken"] is True and head["same"] is True and head["left"] == 0, head
+    assert head["posted"] == head["built"]
+    assert head["built"]["warmLab"] == "attention_pattern"
+
+
+def release(page, held: list):
+    """Let Python's held wasm download go, once the worker has asked for it."""
+    for _ in range(READY_MS // 50):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the worker never requested pyodide.asm.wasm"
+    for route in held:
+        route.continue_()
+
+
+def search_finds(page, word: str):
+    page.locator("input.md-search__input").click()
+    page.keyboard.type(word)  # Material reads key events, not a filled value
+    page.wait_for_selector(".md-search-result__item", timeout=30_000)
+
+
+def test_search_opened_while_python_starts_finds_pages(recorded, page):
+    """Material's search index waits for Python on a page with labs (hooks/preload.py:
+    SEARCH_HOLD) unless the reader opens search first: then it is built at once. Python's
+    wasm is held back here, so the search is opened before Python is ready on any machine."""
+    held = []
+    recorded.context.route("**/pyodide.asm.wasm", lambda route: held.append(route))
+    page.goto(recorded.base + LESSON + "/")
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    page.wait_for_function("() => window.AttnLabs.runtime.state === 'loading'")
+    search_finds(page, "softmax")
+    assert page.evaluate("() => window.AttnLabs.runtime.state") == "loading"
+    release(page, held)
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=READY_MS)
+
+
+def test_search_works_once_python_is_ready(page, host):
+    got = start(page, host.base, READY_MS)
+    assert got["state"] == "ready", got
+    search_finds(page, "softmax")
+    assert page.evaluate("() => window.Worker.name") == "Worker"  # the browser's, given back
+    assert "[native code]" in page.evaluate("() => String(window.Worker)")
+
+
+MATH_JS = """() => {
+  const all = [...document.querySelectorAll('.md-content .arithmatex')];
+  const seen = all.filter((e) => e.getBoundingClientRect().top < innerHeight && e.getBoundingClientRect().bottom > 0);
+  const far = all.filter((e) => e.getBoundingClientRect().top > 3 * innerHeight);
+  const done = (e) => e.querySelector('.katex') !== null;
+  return { seen: seen.length, seenDone: seen.filter(done).length,
+           far: far.length, farDone: far.filter(done).length, left: all.filter((e) => !done(e)).length };
+}"""
+
+
+def test_math_in_view_renders_at_once_the_rest_once_python_is_ready(recorded, page):
+    """KaTeX renders the formulas in view while Python starts and the rest after it (they
+    would take the main thread from the start-up): with Python's wasm held back, the math
+    far below waits as TeX; once Python is ready, every formula is rendered."""
+    held = []
+    recorded.context.route("**/pyodide.asm.wasm", lambda route: held.append(route))
+    page.goto(recorded.base + LESSON + "/")
+    page.wait_for_selector(f"{LAB}[data-status=initial]")
+    page.wait_for_function(  # the top of the lesson, where its first formulas are
+        f"() => (({MATH_JS})()).seen > 0 && (({MATH_JS})()).seen === (({MATH_JS})()).seenDone"
+    )
+    math = page.evaluate(MATH_JS)
+    assert math["far"] > 0 and math["farDone"] == 0, math
+    assert page.evaluate("() => window.AttnLabs.runtime.state") == "loading"
+    release(page, held)
+    page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=READY_MS)
+    page.wait_for_function(f"() => (({MATH_JS})()).left === 0")

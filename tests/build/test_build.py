@@ -10,7 +10,7 @@ import re
 
 import pytest
 from attention_labs.labs import run_lab
-from helpers import LESSON, VENDOR, broken_lesson, mkdocs_build, project_copy
+from helpers import LESSON, ROOT, VENDOR, broken_lesson, mkdocs_build, project_copy
 
 pytestmark = pytest.mark.slow  # the real site and project copies, built
 
@@ -139,9 +139,13 @@ def test_every_lesson_head_provides_its_controller_and_each_of_its_widgets(built
 
 
 START_RE = re.compile(
-    r'<meta charset="utf-8">(?:<link rel="modulepreload" href="[^"]+">)+'
+    r'<meta charset="utf-8"><script type="application/json" id="attn-start">(\{.*?\})</script>'
+    r"<script>(.*?)</script>(?:<link rel=\"modulepreload\" href=\"[^\"]+\">)+"
     r'<script type="module" async>import \{ runtime \} from "([^"]+)";'
-    r"runtime\.configure\((\{.*?\}), \"([a-z_]+)\"\);runtime\.preload\(\);</script>"
+    r"runtime\.configure\((\{.*?\}), \"([a-z_]+)\"\);runtime\.preload\(\);"
+    r'runtime\.whenSettled\(\)\.then\(\(\)=>dispatchEvent\(new Event\("attn:python-settled"\)\)\);'
+    r'</script><script data-settled="attn:python-settled">(.*?)</script>',
+    re.S,
 )
 CONFIG_RE = re.compile(r'<div class="attn-lab" data-lab="[a-z_]+"[^>]*? data-config="([^"]*)"')
 
@@ -158,11 +162,26 @@ def test_a_page_with_labs_starts_python_from_the_top_of_its_head(built_site):
             assert not found, page
             continue
         assert len(found) == 1 and text.index(found[0][0]) < text.index("stylesheet"), page
-        url, config, lab = found[0]
+        start, early, url, config, lab, hold = found[0]
+        # the two classic scripts are the files' text, inline, less their comment lines;
+        # the page's data is JSON
+        runtime = ROOT / "docs" / "javascripts" / "runtime"
+        for inline, name in ((early, "start-worker.js"), (hold, "search-hold.js")):
+            lines = (runtime / name).read_text("utf-8").splitlines(keepends=True)
+            assert inline == "".join(x for x in lines if not x.lstrip().startswith("//")), page
+        start = json.loads(start)
+        assert (page.parent / start["worker"]).resolve() == (
+            site / "javascripts" / "runtime" / "pyodide-worker.js"
+        ), page
+        assert start["message"]["type"] == "init", page
         assert url.endswith("javascripts/runtime/lab-runtime.js")
         assert (page.parent / url).resolve().is_file(), (page, url)
         first = json.loads(html.unescape(CONFIG_RE.search(text).group(1)))
         assert (json.loads(config), lab) == (first["runtime"], first["lab"]), page
+        assert start["message"]["warmLab"] == lab, page
+    # inlined, not published as files
+    assert not (site / "javascripts" / "runtime" / "start-worker.js").exists()
+    assert not (site / "javascripts" / "runtime" / "search-hold.js").exists()
     for other in ("index.html", "glossary/index.html", "explorer/index.html"):
         assert "runtime.preload" not in (site / other).read_text("utf-8"), other
 

@@ -150,3 +150,18 @@ def test_every_data_table_is_built_by_the_one_module():
         text = module.read_text("utf-8")
         for made_by_hand in ('el("table"', 'createElement("table")', ".scope =", "createCaption"):
             assert made_by_hand not in text, (module, made_by_hand)
+
+
+def test_the_inline_classic_scripts_import_nothing_and_nothing_imports_them(graph):
+    """runtime/start-worker.js and runtime/search-hold.js go into a lab page's head as the
+    text of classic scripts (hooks/preload.py: INLINE): no import or export of their own
+    (a classic script has none), and no module of the site imports them (they are not
+    published as files: tests/build/test_build.py)."""
+    inline = {p.as_posix() for p in preload.INLINE}
+    assert inline == {"javascripts/runtime/start-worker.js", "javascripts/runtime/search-hold.js"}
+    for path in inline:
+        assert graph[path] == [], path
+        text = (DOCS / path).read_text("utf-8")
+        assert not re.search(r"^\s*(import|export)\b", text, re.M), path
+    for path, imports in graph.items():
+        assert not [i for i in imports if i["path"] in inline], path

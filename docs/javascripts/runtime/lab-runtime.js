@@ -53,20 +53,68 @@ export class LabRuntime extends EventTarget {
     if (this.state !== "failed") this.start();
   }
 
-  /** Start the worker if it is not running (`configure` has said where Python is). */
+  /**
+   * Resolves with the state once Python's start-up is over: failed, or ready with its
+   * idle warm-up done and no request waiting (the reader's first change drawn first); at
+   * once where Python is not starting (a page without labs). Work that would compete with
+   * the start-up for the CPU (KaTeX, Material's search index) waits for this.
+   */
+  whenSettled() {
+    return new Promise((resolve) => {
+      const settled = () => {
+        if (this.state === "loading") return false;
+        const busy = this.timings.warm === undefined || this.pending.size > 0;
+        if (this.state === "ready" && busy) return false;
+        this.removeEventListener("change", settled);
+        this.removeEventListener("quiet", settled);
+        resolve(this.state);
+        return true;
+      };
+      if (!settled()) {
+        this.addEventListener("change", settled);
+        this.addEventListener("quiet", settled);
+      }
+    });
+  }
+
+  /** The worker's init message for the configured runtime (what the head's start script
+   * posts too, hooks/preload.py), without the interrupt buffer. */
+  initMessage() {
+    const cfg = this.config || {};
+    const siteURL = (path) => (path ? new URL(path, SITE_ROOT).href : undefined);
+    return {
+      type: "init",
+      indexURL: cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href,
+      wheelURL: siteURL(cfg.wheel),
+      stdlibURL: siteURL(cfg.stdlib),
+      stdlibMoreURL: siteURL(cfg.stdlib_more),
+      lockFileURL: siteURL(cfg.lock_file),
+      numpyURL: siteURL(cfg.numpy),
+      expect: Object.fromEntries(
+        Object.entries(cfg.expect || {}).map(([path, want]) => [siteURL(path), want]),
+      ),
+      warmLab: this.warmLab,
+    };
+  }
+
+  /**
+   * Start the worker if it is not running (`configure` has said where Python is). The
+   * first start takes the worker that the head's script of a page with labs started
+   * already (hooks/preload.py: ``self.attnStarted``), with the messages it has sent since.
+   */
   start() {
     if (this.worker) return;
-    const cfg = this.config || {};
-    const indexURL =
-      cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href;
-    this.timings = { start: performance.now() };
+    const adopt = self.attnStarted?.taken === false ? self.attnStarted : null;
+    if (adopt) adopt.taken = true;
+    this.timings = { start: adopt ? adopt.start : performance.now() };
     // Stop can interrupt Python only through shared memory, which browsers give to
     // cross-origin isolated pages (COOP/COEP headers); elsewhere Stop restarts the worker.
-    this.interruptBuffer =
-      self.crossOriginIsolated && typeof SharedArrayBuffer === "function"
+    this.interruptBuffer = adopt
+      ? adopt.interruptBuffer
+      : self.crossOriginIsolated && typeof SharedArrayBuffer === "function"
         ? new Uint8Array(new SharedArrayBuffer(1))
         : null;
-    const worker = new Worker(new URL("pyodide-worker.js", import.meta.url));
+    const worker = adopt ? adopt.worker : new Worker(new URL("pyodide-worker.js", import.meta.url));
     this.worker = worker;
     // Events a replaced worker had already queued (a Stop) must not touch the new one.
     worker.onmessage = (event) => worker === this.worker && this._onMessage(event.data);
@@ -83,21 +131,12 @@ export class LabRuntime extends EventTarget {
           `no answer after ${STARTUP_TIMEOUT_S} s. Check your connection and press Retry.`,
         );
     }, STARTUP_TIMEOUT_S * 1000);
-    const siteURL = (path) => (path ? new URL(path, SITE_ROOT).href : undefined);
-    this.worker.postMessage({
-      type: "init",
-      indexURL,
-      wheelURL: siteURL(cfg.wheel),
-      stdlibURL: siteURL(cfg.stdlib),
-      stdlibMoreURL: siteURL(cfg.stdlib_more),
-      lockFileURL: siteURL(cfg.lock_file),
-      numpyURL: siteURL(cfg.numpy),
-      expect: Object.fromEntries(
-        Object.entries(cfg.expect || {}).map(([path, want]) => [siteURL(path), want]),
-      ),
-      interruptBuffer: this.interruptBuffer,
-      warmLab: this.warmLab,
-    });
+    if (adopt) {
+      for (const message of adopt.messages.splice(0))
+        if (worker === this.worker) this._onMessage(message);
+      return;
+    }
+    this.worker.postMessage({ ...this.initMessage(), interruptBuffer: this.interruptBuffer });
   }
 
   /** Run lab `lab` with `params`; resolves with the worker's parsed JSON answer. */
@@ -215,6 +254,7 @@ export class LabRuntime extends EventTarget {
     } else if (msg.type === "warm") {
       this.timings.warm = msg.at - performance.timeOrigin;
       this.timings.warmProfile = onPageClock(msg.profile);
+      this.dispatchEvent(new Event("quiet")); // for whenSettled
     } else if (msg.type === "init-error") {
       this._fail(msg.error);
     } else if (msg.type === "started") {
@@ -236,6 +276,7 @@ export class LabRuntime extends EventTarget {
       } else {
         waiter.reject(new Error(msg.error));
       }
+      this.dispatchEvent(new Event("quiet")); // for whenSettled
     }
   }
 
