@@ -72,7 +72,12 @@ SITE_SCRIPTS = re.compile(
     r'<script src="[^"]*javascripts/main\.js" type="module"></script>'
     r'|<script type="module"(?: async)?>import \{ (?:runtime|provide) \}.*?</script>'
     r'|<link rel="modulepreload" href="[^"]*">'
-    r"|<script>\(function\(\)\{var (?:Real=window\.Worker|start=performance).*?</script>"
+    # hooks/preload.py's head scripts: the worker's data block, then start-worker.js and
+    # search-hold.js inlined
+    r'|<script type="application/json" id="attn-start">.*?</script>'
+    r"|<script>(?:(?!</script>).)*?self\.attnStarted(?:(?!</script>).)*</script>"
+    r'|<script data-settled="[^"]*">.*?</script>',
+    re.S,
 )
 NAV_START = """<script>
 document.addEventListener("DOMContentLoaded", () => {
