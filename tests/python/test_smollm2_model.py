@@ -28,6 +28,9 @@ from attention_labs.models import own_decoder, smollm2
 from attention_labs.params import validate
 from helpers import ROOT
 
+# loads SmolLM2-135M with transformers and repacks its weights: about 50 s on 2 cores
+pytestmark = pytest.mark.slow
+
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ASSETS = ROOT / "docs" / "assets" / "attention"
 PROMPTS = [
