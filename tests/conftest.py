@@ -5,8 +5,6 @@ and the tiers together are the whole suite."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 from helpers import ROOT, SITE, TIERS, RecordedPage, start_server, tier_of
@@ -15,10 +13,7 @@ from build_scripts.gates.browser import BrowserNotFound, launch
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every test in exactly one tier: its module's own tier marker, else its folder's. Then
-    the modules with a slow test first, each module's tests still together and in order:
-    `make test`'s workers (pytest-xdist, each file whole on one worker, handed out in this
-    order) start the longest files first instead of finishing on them one by one."""
+    """Every test in exactly one tier: its module's own tier marker, else its folder's."""
     for item in items:
         own = {m.name for m in item.iter_markers() if m.name in TIERS}
         if len(own) > 1:
@@ -31,23 +26,6 @@ def pytest_collection_modifyitems(config, items):
                     "tests/helpers.py, or mark the module (pytestmark = pytest.mark.<tier>)"
                 )
             item.add_marker(getattr(pytest.mark, tier))
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    # stable sort: each module's tests stay together and in their order
-    rank = {path: i for i, path in enumerate(LONGEST)}
-    items.sort(key=lambda item: (rank.get(_rel(item.path), len(rank)), item.path not in slow))
-
-
-# The files that take minutes on a 2-core machine (make bench-suite's durations), longest
-# first: started before all others. A name here that no longer exists only loses its place.
-LONGEST = (
-    "build/test_site_checks.py",  # axe, offline and budget gates on every page
-    "browser/test_first_lesson.py",  # a project copy: scaffold, build, check-lesson
-    "browser/test_engines.py",  # Firefox and WebKit
-)
-
-
-def _rel(path) -> str:
-    return Path(path).resolve().relative_to(ROOT / "tests").as_posix()
 
 
 @pytest.fixture(scope="session")
