@@ -66,6 +66,10 @@ export async function renderMath() {
     { rootMargin: NEAR },
   );
   for (const element of waiting) inView.observe(element);
+  // The table of contents copies a heading's math outside the arithmatex spans; it is in
+  // view from the first paint on a wide screen, and small.
+  const toc = document.querySelector(".md-sidebar--secondary");
+  if (toc) renderMathInElement(toc, DELIMITERS);
   await runtime.whenSettled();
   await new Promise((resolve) => {
     const slice = (deadline) => {

@@ -288,9 +288,10 @@ MATH_JS = """() => {
 
 
 def test_math_in_view_renders_at_once_the_rest_once_python_is_ready(recorded, page):
-    """KaTeX renders the formulas in view while Python starts and the rest after it (they
-    would take the main thread from the start-up): with Python's wasm held back, the math
-    far below waits as TeX; once Python is ready, every formula is rendered."""
+    """KaTeX renders the formulas in view (and the table of contents') while Python starts
+    and the rest after it (they would take the main thread from the start-up): with Python's
+    wasm held back, the math far below waits as TeX; once Python is ready, every formula is
+    rendered."""
     held = []
     recorded.context.route("**/pyodide.asm.wasm", lambda route: held.append(route))
     page.goto(recorded.base + LESSON + "/")
@@ -300,6 +301,9 @@ def test_math_in_view_renders_at_once_the_rest_once_python_is_ready(recorded, pa
     )
     math = page.evaluate(MATH_JS)
     assert math["far"] > 0 and math["farDone"] == 0, math
+    # the table of contents' copy of a heading's math ("Why divide by ...") renders at once
+    page.wait_for_selector(".md-sidebar--secondary .katex")
+    assert "\\(" not in page.locator(".md-sidebar--secondary").text_content()
     assert page.evaluate("() => window.AttnLabs.runtime.state") == "loading"
     release(page, held)
     page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=READY_MS)
