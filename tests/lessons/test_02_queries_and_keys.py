@@ -290,12 +290,16 @@ def test_the_token_convention_of_lessons_2_to_6_is_stated_once_here():
     np.testing.assert_array_equal(
         query_picker.token_embeddings(["The"], 0), query_picker.token_embeddings(["the"], 0)
     )
-    for word in (
-        attention_pattern._word_embedding,
-        value_update._word_embedding,
-        eight_heads._word_vector,
-    ):
-        np.testing.assert_array_equal(word("The", 0), word("the", 0))
+    np.testing.assert_array_equal(
+        eight_heads._word_vector("The", 0), eight_heads._word_vector("the", 0)
+    )
+    np.testing.assert_array_equal(
+        value_update.embeddings(["The", "x"], 0), value_update.embeddings(["the", "x"], 0)
+    )
+    np.testing.assert_array_equal(
+        attention_pattern.queries_and_keys(["The", "x"], "content", 8, 0)[1],
+        attention_pattern.queries_and_keys(["the", "x"], "content", 8, 0)[1],
+    )
     X = value_update.embeddings(["the", "the"], 0)
     assert not np.allclose(X[0], X[1])  # positions tell them apart
     X = eight_heads.embeddings(["the", "the"], 0)

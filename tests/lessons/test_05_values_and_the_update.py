@@ -130,7 +130,7 @@ def test_The_and_the_are_one_word_at_two_positions_weighed_by_their_keys():
     res = default()
     i, j = res["tokens"].index("The"), res["tokens"].index("the")
     np.testing.assert_array_equal(
-        value_update._word_embedding("The", 0), value_update._word_embedding("the", 0)
+        value_update.embeddings(["The"], 0), value_update.embeddings(["the"], 0)
     )
     assert not np.allclose(res["values"][i], res["values"][j])
     row = res["row"]

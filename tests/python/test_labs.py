@@ -481,4 +481,5 @@ def test_the_registry_imports_a_lab_only_when_it_is_used():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     first, after = out.stdout.splitlines()
     assert first == f"{len(LABS)} []"
-    assert after == "['attention_labs.labs.attention_pattern']"
+    # and the helper module it draws its word vectors with (labs/_synthetic.py)
+    assert after == "['attention_labs.labs._synthetic', 'attention_labs.labs.attention_pattern']"

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import functools
 import math
-import zlib
 
 import numpy as np
 
 from ..attention import attention_logits, causal_mask, entropy_bits, matmul, softmax
 from ..params import Param
 from ..static import Table, Text, weights_table
+from ._synthetic import word_vectors
 
 MAX_TOKENS = 128  # the schema's max_items: one position vector each
 
@@ -72,20 +72,9 @@ D_MODEL = 64  # width of the synthetic word embeddings of the content preset
 STRENGTH = 0.5  # how much of a positional query is the code it looks for
 
 
-@functools.lru_cache(maxsize=4096)  # a reader mostly changes knobs, not words
-def _word_embedding(token: str, seed: int) -> np.ndarray:
-    # crc32, not hash(): Python salts str hashes per process, and the page must match CPython.
-    # Case-folded: "The" and "the" are one word with one vector (their positions differ).
-    rng = np.random.default_rng([seed, zlib.crc32(token.casefold().encode("utf-8"))])
-    vector = rng.standard_normal(D_MODEL)
-    vector.flags.writeable = False  # shared by the cache
-    return vector
-
-
 @functools.lru_cache(maxsize=8)
 def _position_embeddings(seed: int) -> np.ndarray:
     """(MAX_TOKENS, D_MODEL): row i is position i's random vector, whatever seq_len is."""
-    # [seed, 2**32]: a stream no token's [seed, crc32] can be (crc32 < 2**32).
     vectors = np.random.default_rng([seed, 2**32]).standard_normal((MAX_TOKENS, D_MODEL))
     vectors.flags.writeable = False
     return vectors
@@ -96,7 +85,7 @@ def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
     seq_len = len(tokens)
     rng = np.random.default_rng(seed)
     if preset == "content":
-        words = np.stack([_word_embedding(t, seed) for t in tokens])  # (seq_len, d_model)
+        words = word_vectors(tokens, seed, D_MODEL)  # (seq_len, d_model)
         # Word plus position, each unit variance: / sqrt(2) keeps the sum unit variance.
         E = (words + _position_embeddings(seed)[:seq_len]) / math.sqrt(2)
         # Var(W) = 1/d_model keeps each projected component at unit variance.

@@ -23,13 +23,13 @@ S / sqrt(d_head) (lesson 3 explains both steps).
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 
 from ..attention import matmul, softmax
 from ..params import LabParameterError, Param
 from ..static import Table, Text
+from ._synthetic import word_vectors
 
 D_MODEL = 64
 MAX_TOKENS = 32
@@ -52,28 +52,10 @@ SCHEMA = (
 LARGEST = {"tokens": [f"t{i}" for i in range(MAX_TOKENS)], "query": MAX_TOKENS - 1, "d_head": 64}
 
 
-def _splitmix64(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser on a uint64 array (Steele et al. 2014): well-mixed bits."""
-    z = z + np.uint64(0x9E3779B97F4A7C15)  # uint64 arrays wrap on overflow, as the hash needs
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 def token_embeddings(tokens: list[str], seed: int) -> np.ndarray:
-    """Each token's fixed random embedding, (seq_len, d_model), standard normal components.
-
-    A function of the token's case-folded text and the seed only (crc32, not hash(): Python
-    salts str hashes per process, and the page must match CPython), drawn for all tokens at
-    once from a counter-based hash and the Box-Muller transform: no generator per token.
-    """
-    crc = np.array([zlib.crc32(t.casefold().encode("utf-8")) for t in tokens], dtype=np.uint64)
-    key = _splitmix64((crc << np.uint64(32)) | np.uint64(seed))  # (seq_len,)
-    counter = np.arange(2 * D_MODEL, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    bits = _splitmix64(key[:, None] + counter[None, :])  # (seq_len, 2 * d_model)
-    u = ((bits >> np.uint64(11)).astype(float) + 0.5) * 2.0**-53  # uniform in (0, 1)
-    u1, u2 = u[:, :D_MODEL], u[:, D_MODEL:]
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)  # Box-Muller
+    """Each token's fixed random embedding, (seq_len, d_model), standard normal components
+    (:func:`._synthetic.word_vectors`: the case-folded word and the seed only)."""
+    return word_vectors(tokens, seed, D_MODEL)
 
 
 def embeddings(tokens: list[str], seed: int) -> np.ndarray:

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import functools
 import math
-import zlib
 
 import numpy as np
 
 from ..attention import entropy_bits, matmul, scaled_dot_product_attention
 from ..params import LabParameterError, Param
 from ..static import Table, Text
+from ._synthetic import word_vectors
 
 D_MODEL = 16  # the synthetic embeddings' width: small enough to print, wide enough to matter
 MAX_TOKENS = 64  # the schema's max_items: one position vector each
@@ -56,19 +56,9 @@ SCHEMA = (
 LARGEST = {"tokens": [f"w{i}" for i in range(64)], "query": 63, "d_head": D_MODEL}
 
 
-@functools.lru_cache(maxsize=4096)
-def _word_embedding(token: str, seed: int) -> np.ndarray:
-    # crc32, not hash(): Python salts str hashes per process, and the page must match CPython.
-    rng = np.random.default_rng([seed, zlib.crc32(token.casefold().encode("utf-8"))])
-    vector = rng.standard_normal(D_MODEL)
-    vector.flags.writeable = False  # shared by the cache
-    return vector
-
-
 @functools.lru_cache(maxsize=8)
 def _position_embeddings(seed: int) -> np.ndarray:
     """(MAX_TOKENS, d_model): row p is position p's random vector, whatever seq_len is."""
-    # [seed, 2**32]: a stream no word's [seed, crc32] can be (crc32 < 2**32).
     vectors = np.random.default_rng([seed, 2**32]).standard_normal((MAX_TOKENS, D_MODEL))
     vectors.flags.writeable = False  # shared by the cache
     return vectors
@@ -77,7 +67,7 @@ def _position_embeddings(seed: int) -> np.ndarray:
 def embeddings(tokens: list[str], seed: int) -> np.ndarray:
     """X: (seq_len, d_model): each token's word vector (case-folded) plus its position's,
     divided by sqrt(2) so that every component keeps unit variance."""
-    words = np.stack([_word_embedding(t, seed) for t in tokens])  # (seq_len, d_model)
+    words = word_vectors(tokens, seed, D_MODEL)  # (seq_len, d_model)
     return (words + _position_embeddings(seed)[: len(tokens)]) / math.sqrt(2)
 
 
