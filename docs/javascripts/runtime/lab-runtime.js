@@ -114,9 +114,7 @@ export class LabRuntime extends EventTarget {
       : self.crossOriginIsolated && typeof SharedArrayBuffer === "function"
         ? new Uint8Array(new SharedArrayBuffer(1))
         : null;
-    const url = new URL("pyodide-worker.js", import.meta.url).href;
-    // On a lab page, as the head's script started the first one (start-worker.js).
-    const worker = adopt ? adopt.worker : self.attnBootWorker?.(url) || new Worker(url);
+    const worker = adopt ? adopt.worker : new Worker(new URL("pyodide-worker.js", import.meta.url));
     this.worker = worker;
     // Events a replaced worker had already queued (a Stop) must not touch the new one.
     worker.onmessage = (event) => worker === this.worker && this._onMessage(event.data);

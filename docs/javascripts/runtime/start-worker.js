@@ -37,20 +37,13 @@
       : null;
   // A blob worker that loads the real script with importScripts: a trace of lesson 3 had
   // `new Worker(url)` wait ~450 ms for its script while the page parsed, and the worker's own
-  // importScripts fetches at once (make bench: "worker started", from new Worker). The
-  // runtime's module starts its later workers (Retry, Stop) the same way: self.attnBootWorker.
-  const bootWorker = (url) => {
-    // Said as pyodide-worker.js says its own files' failures (HOST_HINT there).
-    const failed =
-      `Python's worker (${url.split("/").pop()}) did not load. The site's copy of it is ` +
-      "missing or broken: reload the page later, and tell the site's maintainer if it stays.";
-    const boot = `try { importScripts(${JSON.stringify(url)}); } catch {
-      postMessage({ type: "init-error", error: ${JSON.stringify(failed)} });
-    }`;
-    return new Worker(URL.createObjectURL(new Blob([boot], { type: "text/javascript" })));
-  };
-  self.attnBootWorker = bootWorker;
-  const worker = bootWorker(at(data.worker));
+  // importScripts fetches at once (make bench: "worker started", from new Worker).
+  const script = JSON.stringify(at(data.worker));
+  const boot = `try { importScripts(${script}); } catch (err) {
+    postMessage({ type: "init-error", error: "Python's worker (" + ${script} +
+      ") did not load: " + err.message + " Reload the page." });
+  }`;
+  const worker = new Worker(URL.createObjectURL(new Blob([boot], { type: "text/javascript" })));
   const started = {
     worker,
     message,
