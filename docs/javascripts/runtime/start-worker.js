@@ -35,15 +35,7 @@
     self.crossOriginIsolated && typeof SharedArrayBuffer === "function"
       ? new Uint8Array(new SharedArrayBuffer(1))
       : null;
-  // A blob worker that loads the real script with importScripts: a trace of lesson 3 had
-  // `new Worker(url)` wait ~450 ms for its script while the page parsed, and the worker's own
-  // importScripts fetches at once (make bench: "worker started", from new Worker).
-  const script = JSON.stringify(at(data.worker));
-  const boot = `try { importScripts(${script}); } catch (err) {
-    postMessage({ type: "init-error", error: "Python's worker (" + ${script} +
-      ") did not load: " + err.message + " Reload the page." });
-  }`;
-  const worker = new Worker(URL.createObjectURL(new Blob([boot], { type: "text/javascript" })));
+  const worker = new Worker(at(data.worker));
   const started = {
     worker,
     message,
