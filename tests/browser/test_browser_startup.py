@@ -127,6 +127,7 @@ def test_wasm_served_as_octet_stream_still_starts(page, host):
             "could not be compiled",
         ),
         ("pyodide.asm.js", "missing", "Python's loader (pyodide.asm.js)", "HTTP 404"),
+        ("pyodide-worker.js", "missing", "Python's worker (pyodide-worker.js)", "did not load"),
         ("{stdlib}", "missing", "Python's standard library ({stdlib})", "HTTP 404"),
         ("{stdlib}", "truncated", "Python's standard library ({stdlib})", "damaged"),
         ("{numpy}", "missing", "NumPy ({numpy})", "HTTP 404"),

@@ -118,10 +118,7 @@ export class LabRuntime extends EventTarget {
     this.worker = worker;
     // Events a replaced worker had already queued (a Stop) must not touch the new one.
     worker.onmessage = (event) => worker === this.worker && this._onMessage(event.data);
-    worker.onerror = (event) => {
-      if (worker === this.worker)
-        this._fail(`the Python worker crashed: ${event.message || "unknown error"}`);
-    };
+    worker.onerror = (event) => worker === this.worker && this._fail(workerError(event));
     this._setState("loading", { step: 1, total: 5, message: "Downloading Python" });
     // A host that never answers must not leave the reader at "loading" for ever.
     clearTimeout(this.watchdog);
@@ -257,6 +254,8 @@ export class LabRuntime extends EventTarget {
       this.dispatchEvent(new Event("quiet")); // for whenSettled
     } else if (msg.type === "init-error") {
       this._fail(msg.error);
+    } else if (msg.type === "worker-error") {
+      this._fail(workerError(msg)); // the head's script kept its worker's error event
     } else if (msg.type === "started") {
       this.running = msg.id;
       const waiter = this.pending.get(msg.id);
@@ -299,6 +298,19 @@ export class LabRuntime extends EventTarget {
     this.progress = { step: progress.step, total: progress.total, message: progress.message };
     this.dispatchEvent(new CustomEvent("change", { detail: { state, progress: this.progress } }));
   }
+}
+
+/**
+ * What a worker's error event means for the reader. A script that did not load (a 404, a
+ * network error) fires a bare Event, with no message: say which file, as the worker says
+ * its own downloads' failures (HOST_HINT in pyodide-worker.js).
+ */
+export function workerError(event) {
+  if (event.message) return `the Python worker crashed: ${event.message}`;
+  return (
+    "Python's worker (pyodide-worker.js) did not load. The site's copy of it is missing or " +
+    "broken: reload the page later, and tell the site's maintainer if it stays."
+  );
 }
 
 /** The worker's [[name, at (ms since the epoch)], ...] as [[name, ms on this page's clock]]. */

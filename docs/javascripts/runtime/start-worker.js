@@ -48,10 +48,8 @@
     started.messages.push(event.data);
   };
   worker.onerror = (event) => {
-    started.messages.push({
-      type: "init-error",
-      error: `the Python worker crashed: ${event.message || "unknown error"}`,
-    });
+    // Said by the runtime (lab-runtime.js workerError) when it takes this worker.
+    started.messages.push({ type: "worker-error", message: event.message || "" });
   };
   worker.postMessage(message);
   self.attnStarted = started;
