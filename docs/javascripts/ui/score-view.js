@@ -59,6 +59,7 @@ export function scoreView(body, lab) {
     label: "Score grid: rows are queries, columns are keys",
     className: "attn-lab__rows attn-lab__grid",
   });
+  grid.root.classList.add("attn-lab__grid-scroll"); // laid out only near the screen (labs.css)
   details.append(grid.root);
   body.append(charts, summary, details);
 

@@ -10,6 +10,8 @@ import {
   legendItem,
   nextId,
   SYMBOLS,
+  setAttr,
+  setText,
   styleAxis,
 } from "../renderers/chart_frame.js";
 
@@ -200,26 +202,29 @@ export function vectorPlane(container, options) {
         g.append("path").attr("class", "attn-chart__kind");
         g.append("text").attr("class", "attn-chart__vector-label");
         return g;
-      })
-      .attr("class", (v) => `attn-chart__vector attn-chart__kind--${kindOf(v)}`)
-      .attr("data-id", (v) => v.id);
+      });
+    // Only what differs is written (setAttr): a path's d and a transform are styles, and
+    // each one written, even unchanged, restyles its element (64 arrows at the largest).
+    setAttr(arrows, "class", (v) => `attn-chart__vector attn-chart__kind--${kindOf(v)}`);
+    setAttr(arrows, "data-id", (v) => v.id);
     arrows.each(function (v) {
       const g = select(this);
       const a = arrowPath(v.from || [0, 0], position(v));
-      g.select(".attn-chart__shaft")
-        .attr("d", a.shaft)
-        .attr("stroke-dasharray", v.dashed ? "6 4" : null);
-      g.select(".attn-chart__head").attr("d", v.draggable ? "" : a.head);
+      const shaft = g.select(".attn-chart__shaft");
+      setAttr(shaft, "d", a.shaft);
+      setAttr(shaft, "stroke-dasharray", v.dashed ? "6 4" : null);
+      setAttr(g.select(".attn-chart__head"), "d", v.draggable ? "" : a.head);
       // the kind's shape: at the middle of a fixed arrow (draggable heads carry it)
       const [x, y] = scale;
       const from = v.from || [0, 0];
       const to = position(v);
-      g.select(".attn-chart__kind")
-        .attr("d", v.draggable || !a.shaft ? "" : kindShape(kindOf(v), 40))
-        .attr(
-          "transform",
-          `translate(${(x(from[0]) + x(to[0])) / 2},${(y(from[1]) + y(to[1])) / 2})`,
-        );
+      const kind = g.select(".attn-chart__kind");
+      setAttr(kind, "d", v.draggable || !a.shaft ? "" : kindShape(kindOf(v), 40));
+      setAttr(
+        kind,
+        "transform",
+        `translate(${(x(from[0]) + x(to[0])) / 2},${(y(from[1]) + y(to[1])) / 2})`,
+      );
       const off = v.draggable ? 16 : 10;
       const ux = a.ux ?? 0;
       const uy = a.uy ?? -1;
@@ -232,12 +237,12 @@ export function vectorPlane(container, options) {
         anchor,
         uy,
       );
-      g.select(".attn-chart__vector-label")
-        .attr("x", place[0])
-        .attr("y", place[1])
-        .attr("dy", "0.35em")
-        .attr("text-anchor", anchor)
-        .text(text);
+      const label = g.select(".attn-chart__vector-label");
+      setAttr(label, "x", place[0]);
+      setAttr(label, "y", place[1]);
+      setAttr(label, "dy", "0.35em");
+      setAttr(label, "text-anchor", anchor);
+      setText(label, () => text);
     });
     // draggable heads: kept across updates (keyed by id) so focus stays on them
     const movable = vectors.filter((v) => v.draggable);
