@@ -24,6 +24,51 @@ export function kindShape(kind, size) {
   return symbol(SYMBOLS[Math.max(0, KINDS.indexOf(kind))], size)();
 }
 
+const vertexCache = new Map(); // "kind size" -> the marker's vertices
+
+/** The vertices [[x, y], ...] of kind `kind`'s marker at `size` square pixels, centred on
+ * 0: the corners of kindShape's path (moves, lines, h and v), or for a circle (arcs) a
+ * 16-gon of its radius. */
+function kindVertices(kind, size) {
+  const key = `${kind} ${size}`;
+  if (!vertexCache.has(key)) {
+    const d = kindShape(kind, size);
+    let points = [];
+    let [x, y] = [0, 0];
+    for (const [, c, args] of d.matchAll(/([A-Za-z])([^A-Za-z]*)/g)) {
+      const n = args
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .map(Number);
+      if (c === "M" || c === "L") [x, y] = n;
+      else if (c === "h") x += n[0];
+      else if (c === "v") y += n[0];
+      else if (c === "Z") continue;
+      else {
+        points = null; // an arc: the circle
+        break;
+      }
+      points.push([x, y]);
+    }
+    if (!points) {
+      const r = Math.sqrt(size / Math.PI);
+      points = Array.from({ length: 16 }, (_, i) => [
+        r * Math.cos((i * Math.PI) / 8),
+        r * Math.sin((i * Math.PI) / 8),
+      ]);
+    }
+    vertexCache.set(key, points);
+  }
+  return vertexCache.get(key);
+}
+
+/** The polygon points of kind `kind`'s marker at `size` square pixels centred on (cx, cy). */
+function kindPoints(kind, size, cx, cy) {
+  return kindVertices(kind, size)
+    .map(([x, y]) => `${+(cx + x).toFixed(2)},${+(cy + y).toFixed(2)}`)
+    .join(" ");
+}
+
 /**
  * A square 2-D plane from -extent to extent on both axes, with arrows (from the origin or
  * from `from`), optional labelled points, and draggable arrow heads.
@@ -203,7 +248,9 @@ export function vectorPlane(container, options) {
         // d is a style, and restyling 64 arrows' paths took ~5 ms an update (lesson 5).
         g.append("line").attr("class", "attn-chart__shaft");
         g.append("polygon").attr("class", "attn-chart__head");
-        g.append("path").attr("class", "attn-chart__kind");
+        // the kind's marker: a polygon at its place, not a shape moved by a transform
+        // (64 transforms changed an update made as many paint chunks and restyles)
+        g.append("polygon").attr("class", "attn-chart__kind");
         g.append("text").attr("class", "attn-chart__vector-label");
         return g;
       });
@@ -227,12 +274,12 @@ export function vectorPlane(container, options) {
       const [x, y] = scale;
       const from = v.from || [0, 0];
       const to = position(v);
-      const kind = g.select(".attn-chart__kind");
-      setAttr(kind, "d", v.draggable || !a.shaft ? "" : kindShape(kindOf(v), 40));
       setAttr(
-        kind,
-        "transform",
-        `translate(${(x(from[0]) + x(to[0])) / 2},${(y(from[1]) + y(to[1])) / 2})`,
+        g.select(".attn-chart__kind"),
+        "points",
+        v.draggable || !a.shaft
+          ? ""
+          : kindPoints(kindOf(v), 40, (x(from[0]) + x(to[0])) / 2, (y(from[1]) + y(to[1])) / 2),
       );
       const off = v.draggable ? 16 : 10;
       const ux = a.ux ?? 0;
