@@ -8,7 +8,7 @@ import { barChart } from "../renderers/bar_chart.js";
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { patternView } from "../ui/pattern-view.js";
-import { integerField, reseedButton } from "../ui/sentence.js";
+import { integerField, reseedButton, tokenPicker } from "../ui/sentence.js";
 
 /** A select for choice parameter `name`. */
 function choiceInput(kit, lab, name, label) {
@@ -23,7 +23,9 @@ function choiceInput(kit, lab, name, label) {
   return select;
 }
 
-/** One line of tokens as chips: "Source (English): the black cat ...". */
+/** One line of tokens as chips: "Source (English): the black cat ...". A new drawing
+ * keeps the chips and writes only the text and classes that differ (a new seed changes
+ * none of them). */
 function tokenLine(className) {
   const line = el("p", `attn-cross__tokens ${className}`);
   const name = el("span", "attn-cross__side");
@@ -32,14 +34,15 @@ function tokenLine(className) {
   return {
     line,
     show(label, tokens, marks) {
-      name.textContent = label;
-      list.replaceChildren(
-        ...tokens.map((t, i) => {
-          const chip = el("span", "attn-cross__chip", t);
-          if (marks?.[i]) chip.classList.add(marks[i]);
-          return chip;
-        }),
-      );
+      if (name.textContent !== label) name.textContent = label;
+      const chips = list.children;
+      tokens.forEach((t, i) => {
+        const chip = chips[i] || list.appendChild(el("span"));
+        if (chip.textContent !== t) chip.textContent = t;
+        const cls = `attn-cross__chip${marks?.[i] ? ` ${marks[i]}` : ""}`;
+        if (chip.className !== cls) chip.className = cls;
+      });
+      while (chips.length > tokens.length) list.lastElementChild.remove();
     },
   };
 }
@@ -56,6 +59,7 @@ export function mount(body, lab) {
   const preset = choiceInput(kit, lab, "preset", "Queries");
   reseedButton(kit, lab, controls, "New random weights");
   body.append(controls);
+  const showQuery = tokenPicker(query);
   let lengths = {}; // each pair's number of target tokens, from the result
   let lastQuery = null;
 
@@ -108,14 +112,7 @@ export function mount(body, lab) {
     const kt = res.key_tokens;
     const [srcLang, tgtLang] = res.languages;
     lengths = res.target_lengths;
-    query.replaceChildren(
-      ...t.map((token, i) => {
-        const option = el("option", null, `${i}: ${token}`);
-        option.value = String(i);
-        return option;
-      }),
-    );
-    query.value = String(res.query);
+    showQuery(t, res.query);
     const hidden = new Set(res.unseen_keys);
     source.show(
       `Source (${srcLang}): keys and values`,

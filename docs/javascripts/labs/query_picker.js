@@ -6,7 +6,7 @@
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { scoreView } from "../ui/score-view.js";
-import { tokensField } from "../ui/sentence.js";
+import { tokenPicker, tokensField } from "../ui/sentence.js";
 
 const shape = (s) => `(${s[0]}, ${s[1]})`;
 
@@ -46,28 +46,22 @@ export function mount(body, lab) {
   body.append(shapes);
   const view = scoreView(body, lab);
 
-  let drawnTokens = "";
+  const showQuery = tokenPicker(query);
+  let drawnWords = null; // the field is written only for new tokens (not over a reader's typing)
 
   function render(res) {
     const t = res.tokens;
-    const tokenKey = JSON.stringify(t);
-    if (tokenKey !== drawnTokens) {
-      // the query picker: one option per token, "index: token"
-      query.replaceChildren(
-        ...t.map((token, i) => {
-          const option = el("option", null, `${i}: ${token}`);
-          option.value = String(i);
-          return option;
-        }),
-      );
-      tokens.value = t.join(" ");
-      drawnTokens = tokenKey;
+    const words = t.join(" ");
+    if (words !== drawnWords) {
+      tokens.value = words;
+      drawnWords = words;
     }
-    query.value = String(res.query);
-    dHead.value = res.d_head;
+    showQuery(t, res.query);
+    if (dHead.value !== String(res.d_head)) dHead.value = res.d_head;
 
     const s = res.shapes;
-    shapes.textContent = `X ${shape(s.X)} → Q = X W_Q ${shape(s.Q)} and K = X W_K ${shape(s.K)}, with W_Q and W_K ${shape(s.W_Q)} → S = Q Kᵀ ${shape(s.S)}. Random W_Q, W_K and embeddings: nothing here is learned.`;
+    const line = `X ${shape(s.X)} → Q = X W_Q ${shape(s.Q)} and K = X W_K ${shape(s.K)}, with W_Q and W_K ${shape(s.W_Q)} → S = Q Kᵀ ${shape(s.S)}. Random W_Q, W_K and embeddings: nothing here is learned.`;
+    if (shapes.textContent !== line) shapes.textContent = line;
     view.render(res, JSON.stringify([t, res.d_head, res.seed]));
   }
 

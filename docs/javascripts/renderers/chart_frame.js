@@ -25,7 +25,7 @@ import { dataTable } from "../ui/data-table.js";
 export const FONT_PX = 12; // text size in the SVG (CSS pixels; the viewBox is 1:1)
 export const CHAR_PX = 7; // a rough width of one character at FONT_PX, for laying out margins
 const FALLBACK_WIDTH = 640; // when the container has no width yet (e.g. hidden)
-const TABLE_DELAY_MS = 150; // the hidden table follows the last update by this much
+export const TABLE_DELAY_MS = 150; // the hidden table follows the last update by this much
 
 let uid = 0;
 export const nextId = (prefix) => `attn-chart-${prefix}-${++uid}`;

@@ -58,7 +58,12 @@ export function shapeDiagram(container, { label }) {
     return span;
   }
 
+  let drawn = null; // the steps drawn, as JSON: a new seed keeps every shape
+
   function update(steps) {
+    const key = JSON.stringify(steps);
+    if (key === drawn) return;
+    drawn = key;
     const items = steps.map((step, i) => {
       const li = document.createElement("li");
       if (i > 0 || step.op) {

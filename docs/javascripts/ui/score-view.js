@@ -8,9 +8,12 @@
 //   const view = scoreView(body, lab);   // appends the charts, the line and the grid
 //   view.render(res, gridKey)            // res: tokens, query, q, shown_dims, d_head,
 //                                        //   scores, weights, top_key, S; the grid is
-//                                        //   redrawn only when gridKey changes
+//                                        //   redrawn only when gridKey changes, and when
+//                                        //   it is far from the screen only once the
+//                                        //   updates pause (TABLE_DELAY_MS)
 //   view.destroy()
 import { barChart } from "../renderers/bar_chart.js";
+import { TABLE_DELAY_MS } from "../renderers/chart_frame.js";
 import { dataTable } from "./data-table.js";
 import { el } from "./dom.js";
 
@@ -64,6 +67,35 @@ export function scoreView(body, lab) {
 
   let drawnGrid = null; // a new query only moves the mark
   let rows = [];
+  // The grid's numbers far from the screen follow the charts once updates pause, as the
+  // charts' hidden tables do: at 32 tokens its 1,024 cells cost ~12 ms of layout per new
+  // seed, while the reader is at the controls above three long bar charts. Near the
+  // screen (or scrolled, tabbed or read to) it is drawn at once.
+  let pending = null; // {res, gridKey} not drawn yet
+  let timer = 0;
+  let near = true; // until the observer first says
+  const observer = new IntersectionObserver(
+    (entries) => {
+      near = entries[entries.length - 1].isIntersecting;
+      if (near) showGrid();
+    },
+    { rootMargin: "50% 0px" },
+  );
+  observer.observe(grid.root);
+
+  /** Draw the pending grid (when its numbers are new) and mark its picked row. */
+  function showGrid() {
+    clearTimeout(timer);
+    timer = 0;
+    if (!pending) return;
+    const { res, gridKey } = pending;
+    pending = null;
+    if (gridKey !== drawnGrid) {
+      drawGrid(res);
+      drawnGrid = gridKey;
+    }
+    markRow(res.query);
+  }
   let buttons = [];
   let buttonTokens = null;
 
@@ -139,17 +171,21 @@ export function scoreView(body, lab) {
     });
     boxes[0].firstChild.textContent = `The query q of “${t[picked]}”: its first ${n} of ${res.d_head} components`;
     summary.textContent = `Query “${t[picked]}” (${picked}): ${n} of its ${res.d_head} components shown. Its highest score is with the key of “${t[top]}” (${f2(res.scores[top])}), which gets weight ${Number(res.weights[top]).toFixed(3)}.`;
-    if (gridKey !== drawnGrid) {
-      drawGrid(res);
-      drawnGrid = gridKey;
+    pending = { res, gridKey };
+    // the same numbers (a new query only moves the mark) are shown at once
+    if (near || gridKey === drawnGrid) showGrid();
+    else {
+      clearTimeout(timer);
+      timer = setTimeout(showGrid, TABLE_DELAY_MS);
     }
-    markRow(picked);
   }
 
   return {
     render,
     summary,
     destroy: () => {
+      observer.disconnect();
+      clearTimeout(timer);
       qBars.destroy();
       scoreBars.destroy();
       weightBars.destroy();

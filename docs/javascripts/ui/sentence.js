@@ -46,23 +46,43 @@ export function sentenceControls(kit, lab, { query = false } = {}) {
     return changes;
   });
 
+  let showQuery = null;
   if (query) {
     picker = field("query", "Query token", el("select"));
     picker.addEventListener("change", () => lab.update({ query: Number(picker.value) }));
+    showQuery = tokenPicker(picker);
   }
 
   function render(result) {
-    if (!picker) return;
-    const options = result.tokens.map((t, i) => {
-      const option = el("option", null, `${i}: ${t}`);
-      option.value = String(i);
-      return option;
-    });
-    picker.replaceChildren(...options);
-    picker.value = String(result.query);
+    showQuery?.(result.tokens, result.query);
   }
 
   return { tokens, picker, render };
+}
+
+/**
+ * Keeps `select`'s options ("index: token", value the index) on a sentence: returns
+ * show(tokens, picked), which makes new options only when the tokens differ from the last
+ * ones shown (a new seed or size keeps them: rebuilt options restyle and lay out the
+ * select again) and selects index `picked`.
+ */
+export function tokenPicker(select) {
+  let shown = null; // the tokens of the options, as JSON
+  return (tokens, picked) => {
+    const key = JSON.stringify(Array.from(tokens));
+    if (key !== shown) {
+      select.replaceChildren(
+        ...Array.from(tokens, (t, i) => {
+          const option = el("option", null, `${i}: ${t}`);
+          option.value = String(i);
+          return option;
+        }),
+      );
+      shown = key;
+    }
+    const value = String(picked);
+    if (select.value !== value) select.value = value;
+  };
 }
 
 /** A "New random ..." button that moves the lab's seed on by one. */

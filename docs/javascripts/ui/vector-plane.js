@@ -10,6 +10,8 @@ import {
   legendItem,
   nextId,
   SYMBOLS,
+  setAttr,
+  setText,
   styleAxis,
 } from "../renderers/chart_frame.js";
 
@@ -20,6 +22,51 @@ const PLANE_PAD = 30; // the plane's margin around its axes, in SVG pixels
  * `size` square pixels: the shape a plane draws for it, for a widget's own legend. */
 export function kindShape(kind, size) {
   return symbol(SYMBOLS[Math.max(0, KINDS.indexOf(kind))], size)();
+}
+
+const vertexCache = new Map(); // "kind size" -> the marker's vertices
+
+/** The vertices [[x, y], ...] of kind `kind`'s marker at `size` square pixels, centred on
+ * 0: the corners of kindShape's path (moves, lines, h and v), or for a circle (arcs) a
+ * 16-gon of its radius. */
+function kindVertices(kind, size) {
+  const key = `${kind} ${size}`;
+  if (!vertexCache.has(key)) {
+    const d = kindShape(kind, size);
+    let points = [];
+    let [x, y] = [0, 0];
+    for (const [, c, args] of d.matchAll(/([A-Za-z])([^A-Za-z]*)/g)) {
+      const n = args
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .map(Number);
+      if (c === "M" || c === "L") [x, y] = n;
+      else if (c === "h") x += n[0];
+      else if (c === "v") y += n[0];
+      else if (c === "Z") continue;
+      else {
+        points = null; // an arc: the circle
+        break;
+      }
+      points.push([x, y]);
+    }
+    if (!points) {
+      const r = Math.sqrt(size / Math.PI);
+      points = Array.from({ length: 16 }, (_, i) => [
+        r * Math.cos((i * Math.PI) / 8),
+        r * Math.sin((i * Math.PI) / 8),
+      ]);
+    }
+    vertexCache.set(key, points);
+  }
+  return vertexCache.get(key);
+}
+
+/** The polygon points of kind `kind`'s marker at `size` square pixels centred on (cx, cy). */
+function kindPoints(kind, size, cx, cy) {
+  return kindVertices(kind, size)
+    .map(([x, y]) => `${+(cx + x).toFixed(2)},${+(cy + y).toFixed(2)}`)
+    .join(" ");
 }
 
 /**
@@ -144,17 +191,19 @@ export function vectorPlane(container, options) {
     }
   }
 
-  function arrowPath(from, to) {
+  /** The arrow from `from` to `to` in SVG pixels: its shaft [x0, y0, x1, y1] (null when it
+   * has no length), its head's polygon points ("" for none) and its direction (ux, uy). */
+  function arrowGeometry(from, to) {
     const [x, y] = scale;
     const [x0, y0, x1, y1] = [x(from[0]), y(from[1]), x(to[0]), y(to[1])];
     const len = Math.hypot(x1 - x0, y1 - y0);
-    if (len < 1e-6) return { shaft: "", head: "" };
+    if (len < 1e-6) return { shaft: null, head: "" };
     const [ux, uy] = [(x1 - x0) / len, (y1 - y0) / len];
     const size = Math.min(10, len * 0.6);
     const bx = x1 - ux * size;
     const by = y1 - uy * size;
-    const head = `M${x1},${y1}L${bx - uy * size * 0.45},${by + ux * size * 0.45}L${bx + uy * size * 0.45},${by - ux * size * 0.45}Z`;
-    return { shaft: `M${x0},${y0}L${bx},${by}`, head, ux, uy, x1, y1 };
+    const head = `${x1},${y1} ${bx - uy * size * 0.45},${by + ux * size * 0.45} ${bx + uy * size * 0.45},${by - ux * size * 0.45}`;
+    return { shaft: [x0, y0, bx, by], head, ux, uy, x1, y1 };
   }
 
   const kindOf = (v) => (KINDS.includes(v.kind) ? v.kind : "other");
@@ -195,31 +244,43 @@ export function vectorPlane(container, options) {
       .data(vectors, (v) => v.id)
       .join((enter) => {
         const g = enter.append("g");
-        g.append("path").attr("class", "attn-chart__shaft");
-        g.append("path").attr("class", "attn-chart__head");
-        g.append("path").attr("class", "attn-chart__kind");
+        // A line and a polygon, not paths: their coordinates are attributes, while a path's
+        // d is a style, and restyling 64 arrows' paths took ~5 ms an update (lesson 5).
+        g.append("line").attr("class", "attn-chart__shaft");
+        g.append("polygon").attr("class", "attn-chart__head");
+        // the kind's marker: a polygon at its place, not a shape moved by a transform
+        // (64 transforms changed an update made as many paint chunks and restyles)
+        g.append("polygon").attr("class", "attn-chart__kind");
         g.append("text").attr("class", "attn-chart__vector-label");
         return g;
-      })
-      .attr("class", (v) => `attn-chart__vector attn-chart__kind--${kindOf(v)}`)
-      .attr("data-id", (v) => v.id);
+      });
+    // Only what differs is written (setAttr): a path's d and a transform are styles, and
+    // each one written, even unchanged, restyles its element (64 arrows at the largest).
+    setAttr(arrows, "class", (v) => `attn-chart__vector attn-chart__kind--${kindOf(v)}`);
+    setAttr(arrows, "data-id", (v) => v.id);
     arrows.each(function (v) {
       const g = select(this);
-      const a = arrowPath(v.from || [0, 0], position(v));
-      g.select(".attn-chart__shaft")
-        .attr("d", a.shaft)
-        .attr("stroke-dasharray", v.dashed ? "6 4" : null);
-      g.select(".attn-chart__head").attr("d", v.draggable ? "" : a.head);
+      const a = arrowGeometry(v.from || [0, 0], position(v));
+      const shaft = g.select(".attn-chart__shaft");
+      // no length: a line of none, drawn as nothing
+      const [x0, y0, x1, y1] = a.shaft || [0, 0, 0, 0];
+      setAttr(shaft, "x1", x0);
+      setAttr(shaft, "y1", y0);
+      setAttr(shaft, "x2", x1);
+      setAttr(shaft, "y2", y1);
+      setAttr(shaft, "stroke-dasharray", v.dashed ? "6 4" : null);
+      setAttr(g.select(".attn-chart__head"), "points", v.draggable ? "" : a.head);
       // the kind's shape: at the middle of a fixed arrow (draggable heads carry it)
       const [x, y] = scale;
       const from = v.from || [0, 0];
       const to = position(v);
-      g.select(".attn-chart__kind")
-        .attr("d", v.draggable || !a.shaft ? "" : kindShape(kindOf(v), 40))
-        .attr(
-          "transform",
-          `translate(${(x(from[0]) + x(to[0])) / 2},${(y(from[1]) + y(to[1])) / 2})`,
-        );
+      setAttr(
+        g.select(".attn-chart__kind"),
+        "points",
+        v.draggable || !a.shaft
+          ? ""
+          : kindPoints(kindOf(v), 40, (x(from[0]) + x(to[0])) / 2, (y(from[1]) + y(to[1])) / 2),
+      );
       const off = v.draggable ? 16 : 10;
       const ux = a.ux ?? 0;
       const uy = a.uy ?? -1;
@@ -232,12 +293,12 @@ export function vectorPlane(container, options) {
         anchor,
         uy,
       );
-      g.select(".attn-chart__vector-label")
-        .attr("x", place[0])
-        .attr("y", place[1])
-        .attr("dy", "0.35em")
-        .attr("text-anchor", anchor)
-        .text(text);
+      const label = g.select(".attn-chart__vector-label");
+      setAttr(label, "x", place[0]);
+      setAttr(label, "y", place[1]);
+      setAttr(label, "dy", "0.35em");
+      setAttr(label, "text-anchor", anchor);
+      setText(label, () => text);
     });
     // draggable heads: kept across updates (keyed by id) so focus stays on them
     const movable = vectors.filter((v) => v.draggable);
