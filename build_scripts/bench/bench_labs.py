@@ -5,7 +5,9 @@ Every page of the built site that embeds a lab (a ```` ```lab ```` fence) is ope
 one Chromium, against the built site on a local server; Python is started and, for the first
 instance of each lab found, the bench times ``update(params)`` (what a control change calls)
 until the widget has redrawn (the controller's ``lab:done`` event, after the widget's
-synchronous ``render``), median over ``--lab-repeats``, on a quiet page: what the page
+synchronous ``render``), median over ``--lab-repeats``, with the lab scrolled into view (a
+reader changing a control sees it; widgets may defer what is far from the screen), on a
+quiet page: what the page
 defers until Python has started (Material's search index, the math out of view) is let go
 at once and waited for (bench.py: ``release_deferred``, ``wait_settled``), so it does not
 share the CPU with the timed changes. Two parameter sets per lab:
@@ -45,6 +47,9 @@ LAB_RE = re.compile(r'<div class="attn-lab" data-lab="([^"]+)"')
 TIME_JS = """async ([name, changes, repeats]) => {
   const root = [...document.querySelectorAll('.attn-lab')].find((r) => r.attnLab?.lab === name);
   const lab = root.attnLab;
+  // In view, as for a reader at its controls (a lab far from the screen may defer work).
+  root.scrollIntoView({ block: "start" });
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
   const base = { ...lab.params, ...changes };
   const once = (params) => new Promise((resolve) => {
     root.addEventListener('lab:done', () => resolve(), { once: true });
