@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from attention_labs.labs import run_lab
 from helpers import RecordedPage
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 # How long any browser test waits for Python: the gates' own wait (a cold start on a busy
 # 2-core machine), one figure for every test.
@@ -58,12 +59,23 @@ def run_cell(page, n: int, timeout_ms: int = PYTHON_TIMEOUT_MS) -> str:
     cell = page.locator(".attn-cell").nth(n)
     before = int(cell.get_attribute("data-runs"))
     cell.locator(".attn-cell__run").click()
-    page.wait_for_function(
-        "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
-        " return r.dataset.state !== 'running' && Number(r.dataset.runs) > runs; }",
-        arg=[n, before],
-        timeout=timeout_ms,
-    )
+    try:
+        page.wait_for_function(
+            "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
+            " return r.dataset.state !== 'running' && Number(r.dataset.runs) > runs; }",
+            arg=[n, before],
+            timeout=timeout_ms,
+        )
+    except PlaywrightTimeoutError:
+        # Say where it stood: the cell's status line and Python's start-up.
+        where = page.evaluate(
+            "(n) => { const r = document.querySelectorAll('.attn-cell')[n];"
+            " const rt = window.AttnLabs?.runtime;"
+            " return {cell: r.dataset.state, status: r.querySelector('.attn-cell__status')?.textContent,"
+            " runtime: rt?.state, progress: rt?.progress, timings: rt?.timings}; }",
+            n,
+        )
+        raise AssertionError(f"cell {n} did not answer within {timeout_ms} ms: {where}") from None
     return cell.get_attribute("data-state")
 
 

@@ -17,6 +17,7 @@ import {
 
 const KINDS = ["query", "key", "value", "embedding", "update", "other"];
 const PLANE_PAD = 30; // the plane's margin around its axes, in SVG pixels
+const LABEL_GAP = 3; // the least room between two vector labels, in SVG pixels
 
 /** The SVG path of kind `kind`'s marker (query, key, value, embedding, update, other) at
  * `size` square pixels: the shape a plane draws for it, for a widget's own legend. */
@@ -220,16 +221,24 @@ export function vectorPlane(container, options) {
     const left0 = anchor === "start" ? lx : anchor === "end" ? lx - width : lx - width / 2;
     const left = clamp(left0, lo, Math.max(lo, hi - width));
     let top = clamp(ly - FONT_PX / 2, lo, hi - FONT_PX);
-    const step = (uy > 0 ? 1 : -1) * (FONT_PX + 2);
+    // A drawn label is ~2 px taller than FONT_PX, and `width` is an estimate: boxes keep a
+    // LABEL_GAP between them so that near labels do not touch (lesson 5's plane at seed 0).
+    const step = (uy > 0 ? 1 : -1) * (FONT_PX + 2 + LABEL_GAP);
     const hits = (t) =>
-      placed.some((b) => left < b[2] && left + width > b[0] && t < b[3] && t + FONT_PX > b[1]);
+      placed.some(
+        (b) =>
+          left - LABEL_GAP < b[2] &&
+          left + width + LABEL_GAP > b[0] &&
+          t - LABEL_GAP < b[3] &&
+          t + FONT_PX + 2 + LABEL_GAP > b[1],
+      );
     let dir = step;
     for (let tries = 0; tries < 8 && hits(top); tries++) {
       if (top + dir < lo || top + dir > hi - FONT_PX) dir = -dir; // at the edge: the other way
       top = clamp(top + dir, lo, hi - FONT_PX);
     }
     top = clamp(top, lo, hi - FONT_PX);
-    placed.push([left, top, left + width, top + FONT_PX]);
+    placed.push([left, top, left + width, top + FONT_PX + 2]);
     const ax = anchor === "start" ? left : anchor === "end" ? left + width : left + width / 2;
     return [ax, top + FONT_PX / 2];
   }
