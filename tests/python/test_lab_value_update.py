@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from attention_labs.labs import LABS, run_lab, run_lab_json
 from attention_labs.labs import value_update as lab
+from attention_labs.labs._synthetic import position_vectors
 from attention_labs.params import LabParameterError
 
 LAB = "value_update"
@@ -92,7 +93,7 @@ def test_same_word_shares_its_word_vector_not_its_position_and_seed_changes_ever
     # Case-folded words plus positions (the convention of lessons 2 to 6): "The" and "the"
     # are one word, so their embeddings differ only by their positions' vectors.
     X = lab.embeddings(["The", "cat", "the"], 0)
-    P = lab._position_embeddings(0)
+    P = position_vectors(0, lab.MAX_TOKENS, lab.D_MODEL)
     np.testing.assert_allclose(X[0] - X[2], (P[0] - P[2]) / math.sqrt(2), rtol=0, atol=1e-14)
     np.testing.assert_array_equal(lab.embeddings(["The"], 0), lab.embeddings(["the"], 0))
     assert not np.allclose(X[0], X[2])

@@ -1,5 +1,5 @@
-"""The word vectors of the synthetic labs of lessons 2, 3 and 5 (query_picker,
-attention_pattern, value_update): one function, so the three draw them the same way.
+"""The embeddings of the synthetic labs of lessons 2, 3 and 5 (query_picker,
+attention_pattern, value_update): one set of functions, so the three draw them the same way.
 
 A token is a word with its case ignored ("The" and "the" are one word, as for MiniLM's
 uncased tokenizer); its vector is a function of that word and the lab's seed only, the same
@@ -8,6 +8,7 @@ in any sentence, in CPython and in the browser.
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 
@@ -38,3 +39,21 @@ def word_vectors(tokens: list[str], seed: int, d_model: int) -> np.ndarray:
     u = ((bits >> np.uint64(11)).astype(float) + 0.5) * 2.0**-53  # uniform in (0, 1)
     u1, u2 = u[:, :d_model], u[:, d_model:]
     return (np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)).reshape(len(tokens), d_model)
+
+
+@functools.lru_cache(maxsize=8)
+def position_vectors(seed: int, max_tokens: int, d_model: int) -> np.ndarray:
+    """(max_tokens, d_model), read-only: row p is position p's random vector (standard
+    normal components), the same whatever the sentence's length. The first rows do not
+    depend on ``max_tokens``: a lab that allows fewer tokens sees the same positions."""
+    vectors = np.random.default_rng([seed, 2**32]).standard_normal((max_tokens, d_model))
+    vectors.flags.writeable = False  # shared by the cache
+    return vectors
+
+
+def embeddings(tokens: list[str], seed: int, d_model: int, max_tokens: int) -> np.ndarray:
+    """X: (seq_len, d_model): each token's word vector plus its position's vector, divided
+    by sqrt(2) so that every component keeps unit variance. ``max_tokens`` is the lab's
+    longest sentence (its position table's length)."""
+    words = word_vectors(tokens, seed, d_model)
+    return (words + position_vectors(seed, max_tokens, d_model)[: len(tokens)]) / math.sqrt(2)

@@ -24,7 +24,6 @@ shows what it was made for.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -32,7 +31,7 @@ import numpy as np
 from ..attention import attention_logits, causal_mask, entropy_bits, matmul, softmax
 from ..params import Param
 from ..static import Table, Text, weights_table
-from ._synthetic import word_vectors
+from ._synthetic import embeddings
 
 MAX_TOKENS = 128  # the schema's max_items: one position vector each
 
@@ -72,22 +71,13 @@ D_MODEL = 64  # width of the synthetic word embeddings of the content preset
 STRENGTH = 0.5  # how much of a positional query is the code it looks for
 
 
-@functools.lru_cache(maxsize=8)
-def _position_embeddings(seed: int) -> np.ndarray:
-    """(MAX_TOKENS, D_MODEL): row i is position i's random vector, whatever seq_len is."""
-    vectors = np.random.default_rng([seed, 2**32]).standard_normal((MAX_TOKENS, D_MODEL))
-    vectors.flags.writeable = False
-    return vectors
-
-
 def queries_and_keys(tokens: list[str], preset: str, d_head: int, seed: int):
     """Synthetic Q, K of shape (seq_len, d_head) with unit-variance components."""
     seq_len = len(tokens)
     rng = np.random.default_rng(seed)
     if preset == "content":
-        words = word_vectors(tokens, seed, D_MODEL)  # (seq_len, d_model)
         # Word plus position, each unit variance: / sqrt(2) keeps the sum unit variance.
-        E = (words + _position_embeddings(seed)[:seq_len]) / math.sqrt(2)
+        E = embeddings(tokens, seed, D_MODEL, MAX_TOKENS)  # (seq_len, d_model)
         # Var(W) = 1/d_model keeps each projected component at unit variance.
         W_Q = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)
         W_K = rng.standard_normal((D_MODEL, d_head)) / math.sqrt(D_MODEL)

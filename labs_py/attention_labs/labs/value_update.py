@@ -23,7 +23,6 @@ projections, and a projection of a weighted sum is the weighted sum of the proje
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -31,7 +30,7 @@ import numpy as np
 from ..attention import entropy_bits, matmul, scaled_dot_product_attention
 from ..params import LabParameterError, Param
 from ..static import Table, Text
-from ._synthetic import word_vectors
+from . import _synthetic
 
 D_MODEL = 16  # the synthetic embeddings' width: small enough to print, wide enough to matter
 MAX_TOKENS = 64  # the schema's max_items: one position vector each
@@ -56,19 +55,10 @@ SCHEMA = (
 LARGEST = {"tokens": [f"w{i}" for i in range(64)], "query": 63, "d_head": D_MODEL}
 
 
-@functools.lru_cache(maxsize=8)
-def _position_embeddings(seed: int) -> np.ndarray:
-    """(MAX_TOKENS, d_model): row p is position p's random vector, whatever seq_len is."""
-    vectors = np.random.default_rng([seed, 2**32]).standard_normal((MAX_TOKENS, D_MODEL))
-    vectors.flags.writeable = False  # shared by the cache
-    return vectors
-
-
 def embeddings(tokens: list[str], seed: int) -> np.ndarray:
     """X: (seq_len, d_model): each token's word vector (case-folded) plus its position's,
     divided by sqrt(2) so that every component keeps unit variance."""
-    words = word_vectors(tokens, seed, D_MODEL)  # (seq_len, d_model)
-    return (words + _position_embeddings(seed)[: len(tokens)]) / math.sqrt(2)
+    return _synthetic.embeddings(tokens, seed, D_MODEL, MAX_TOKENS)
 
 
 def weights(d_head: int, seed: int) -> dict[str, np.ndarray]:
