@@ -13,6 +13,18 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 # 2-core machine), one figure for every test.
 from build_scripts.gates.check_site import PYTHON_TIMEOUT_MS
 
+FRAMES_JS = """(n) => new Promise((done) => {
+  const step = (left) => (left ? requestAnimationFrame(() => step(left - 1)) : done());
+  step(n);
+})"""
+
+
+def next_frames(page, n: int = 3) -> None:
+    """Wait for ``n`` rendered frames: after a resize, frame 1 lays out and runs the charts'
+    ResizeObservers, frame 2 runs the redraw they asked for, so 3 frames see it drawn, on a
+    fast machine or a busy one (no fixed sleep)."""
+    page.evaluate(FRAMES_JS, n)
+
 
 def lab(name: str) -> str:
     """The selector of lab ``name`` on its page (a selector is returned as it is)."""

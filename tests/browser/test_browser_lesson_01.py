@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from attention_labs.labs import run_lab
 from helpers import RecordedPage
-from lab_pages import PYTHON_TIMEOUT_MS
+from lab_pages import PYTHON_TIMEOUT_MS, next_frames
 
 LESSON = "lessons/01-why-attention/"
 
@@ -132,7 +132,7 @@ def test_the_plane_has_its_own_legend_and_its_labels_fit_at_390_px(page):
                 f"() => Number(document.querySelector('{lab}').dataset.runs || 0) > {runs}",
                 timeout=PYTHON_TIMEOUT_MS,
             )
-            p.wait_for_timeout(100)
+            next_frames(p)
             got = p.evaluate(LABELS_JS, lab)
             f, boxes = got["frame"], got["boxes"]
             texts = [b["text"] for b in boxes]

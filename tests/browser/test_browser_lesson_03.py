@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
-from lab_pages import PYTHON_TIMEOUT_MS, lab, lab_state, open_lesson
+from lab_pages import PYTHON_TIMEOUT_MS, lab, lab_state, next_frames, open_lesson
 from lab_pages import wait_for_runs as runs
 
 LESSON = "lessons/03-attention-pattern/"
@@ -106,7 +106,7 @@ def test_the_marker_label_sits_above_the_plot_at_390_px(lesson):
     page = lesson.page
     page.set_viewport_size({"width": 390, "height": 844})
     try:
-        page.wait_for_timeout(300)  # the charts redraw on resize
+        next_frames(page)  # the charts redraw on resize
         boxes = page.evaluate(
             """(sel) => [...document.querySelectorAll(`${sel} .attn-chart__marker`)].map((g) => {
               const label = g.querySelector('.attn-chart__rule-label').getBoundingClientRect();

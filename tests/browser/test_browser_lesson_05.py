@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 from helpers import RecordedPage
-from lab_pages import PYTHON_TIMEOUT_MS, assert_same_as_cpython, lab, press, wait_for_runs
+from lab_pages import (
+    PYTHON_TIMEOUT_MS,
+    assert_same_as_cpython,
+    lab,
+    next_frames,
+    press,
+    wait_for_runs,
+)
 
 LESSON = "lessons/05-values-and-the-update/"
 NAME = "value_update"
@@ -65,7 +72,7 @@ def test_plane_labels_legend_and_diagram_read_clearly(page):
     p.wait_for_selector(f"{ROOT} .attn-chart--plane svg .attn-chart__vector-label")
     for width in (800, 390):
         p.set_viewport_size({"width": width, "height": 900})
-        p.wait_for_timeout(300)  # the plane redraws on resize
+        next_frames(p)  # the plane redraws on resize
         labels = p.evaluate(LABELS, ROOT)
         texts = [x["text"] for x in labels]
         assert "The" in texts and "the" in texts and "x" in texts and "x + Δ" in texts
