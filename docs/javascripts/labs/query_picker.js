@@ -6,39 +6,16 @@
 import { controlKit } from "../ui/controls.js";
 import { el } from "../ui/dom.js";
 import { scoreView } from "../ui/score-view.js";
-import { tokenPicker, tokensField } from "../ui/sentence.js";
+import { integerField, reseedButton, sentenceControls } from "../ui/sentence.js";
 
 const shape = (s) => `(${s[0]}, ${s[1]})`;
 
 export function mount(body, lab) {
   const controls = el("div", "attn-lab__controls");
   const kit = controlKit(lab, controls);
-  const { spec, field } = kit;
-
-  const tokens = tokensField(kit, lab, (list) => ({
-    tokens: list,
-    query: Math.max(0, Math.min(lab.params.query, list.length - 1)),
-  }));
-
-  const query = field("query", "Query token", el("select"));
-  query.addEventListener("change", () => lab.update({ query: Number(query.value) }));
-
-  const dHead = field("d_head", "d_head", el("input"));
-  Object.assign(dHead, {
-    type: "number",
-    min: spec.d_head.minimum,
-    max: spec.d_head.maximum,
-    step: 1,
-    value: lab.params.d_head,
-  });
-  dHead.addEventListener("change", () => kit.numberChanged(dHead, "d_head"));
-
-  const reseed = el("button", "md-button attn-lab__reseed", "New random vectors");
-  reseed.type = "button";
-  reseed.addEventListener("click", () =>
-    lab.update({ seed: (lab.params.seed + 1) % spec.seed.maximum }),
-  );
-  controls.append(reseed);
+  const sentence = sentenceControls(kit, lab, { query: true });
+  const dHead = integerField(kit, lab, "d_head", "d_head");
+  reseedButton(kit, lab, controls, "New random vectors");
   body.append(controls);
 
   const shapes = el("p", "attn-lab__shapes");
@@ -46,17 +23,9 @@ export function mount(body, lab) {
   body.append(shapes);
   const view = scoreView(body, lab);
 
-  const showQuery = tokenPicker(query);
-  let drawnWords = null; // the field is written only for new tokens (not over a reader's typing)
-
   function render(res) {
     const t = res.tokens;
-    const words = t.join(" ");
-    if (words !== drawnWords) {
-      tokens.value = words;
-      drawnWords = words;
-    }
-    showQuery(t, res.query);
+    sentence.render(res);
     if (dHead.value !== String(res.d_head)) dHead.value = res.d_head;
 
     const s = res.shapes;

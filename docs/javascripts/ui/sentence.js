@@ -1,9 +1,11 @@
 // The sentence controls shared by the lab widgets: `tokensField` (the "Tokens" text field,
 // every lab with a reader's sentence) and, on it, the sentence and query-token pair of
-// lessons 5 and 6 (labs/value_update.js, labs/eight_heads.js, labs/concat_wo.js).
+// lessons 2, 5 and 6 (labs/query_picker.js, value_update.js, eight_heads.js, concat_wo.js).
 //
 //   const sentence = sentenceControls(kit, lab, {query: true});
-//   sentence.render(result)   refresh the query picker from result.tokens and result.query
+//   sentence.render(result)   the field and the query picker follow result.tokens and
+//                             result.query (the field only when the tokens drawn change,
+//                             so a redraw never writes over a reader's typing)
 //
 // The tokens field is whitespace-separated text (applied on Enter or change); the query is
 // a <select> of the sentence's tokens (text, never HTML). A shorter sentence keeps the query
@@ -53,7 +55,13 @@ export function sentenceControls(kit, lab, { query = false } = {}) {
     showQuery = tokenPicker(picker);
   }
 
+  let drawnWords = null; // the first result always writes the field (over a restored value)
   function render(result) {
+    const words = Array.from(result.tokens).join(" ");
+    if (words !== drawnWords) {
+      tokens.value = words;
+      drawnWords = words;
+    }
     showQuery?.(result.tokens, result.query);
   }
 
