@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import lab_pages
 import numpy as np
 import pytest
 from attention_labs.labs import run_lab
@@ -17,21 +18,11 @@ LAB = ".attn-lab[data-lab=attention_pattern]"
 
 def lab_state(page) -> dict:
     """The lab's parameters and current result, typed arrays as lists (-inf as None)."""
-    return page.evaluate(
-        """() => { const c = document.querySelector('.attn-lab').attnLab;
-          const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v, (x) => Number.isFinite(x) ? x : null)
-            : Array.isArray(v) ? v.map(plain)
-            : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-            : v;
-          return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
-    )
+    return lab_pages.lab_state(page, "attention_pattern")
 
 
 def wait_for_runs(page, n: int):
-    page.wait_for_function(
-        f"() => ((r) => Number(r.dataset.runs || 0) >= {n} && !r.attnLab?.inFlight && !r.attnLab?.latest)(document.querySelector('{LAB}'))",
-        timeout=PYTHON_TIMEOUT_MS,
-    )
+    lab_pages.wait_for_runs(page, "attention_pattern", n)
 
 
 def assert_same_as_cpython(state: dict):

@@ -7,16 +7,9 @@ import numpy as np
 import pytest
 from attention_labs.labs import run_lab
 from helpers import RecordedPage
-from lab_pages import PYTHON_TIMEOUT_MS, next_frames
+from lab_pages import PYTHON_TIMEOUT_MS, lab_state, next_frames
 
 LESSON = "lessons/01-why-attention/"
-
-STATE_JS = """(sel) => { const c = document.querySelector(sel).attnLab;
-  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
-    : Array.isArray(v) ? v.map(plain)
-    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-    : v;
-  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +33,7 @@ def test_meaning_shift_slider_recomputes_in_pyodide_equal_to_cpython(page):
     p = page.page
     lab = ".attn-lab[data-lab=meaning_shift]"
     p.wait_for_selector(f"{lab}[data-status=initial]")
-    initial = p.evaluate(STATE_JS, lab)
+    initial = lab_state(p, lab, keep_nonfinite=True)
     assert initial["runs"] == 0
     same_as_cpython(initial)  # the build's result, drawn before Python
     assert p.locator(f"{lab} figure.attn-chart").count() == 1
@@ -53,7 +46,7 @@ def test_meaning_shift_slider_recomputes_in_pyodide_equal_to_cpython(page):
         f"() => Number(document.querySelector('{lab}').dataset.runs || 0) >= 1",
         timeout=PYTHON_TIMEOUT_MS,
     )
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     assert state["params"]["w3"] == 0.2
     same_as_cpython(state)
     # the table shows the new weight; the label names the context word
@@ -71,7 +64,7 @@ def test_meaning_shift_slider_recomputes_in_pyodide_equal_to_cpython(page):
         f"() => Number(document.querySelector('{lab}').dataset.runs || 0) >= 2",
         timeout=PYTHON_TIMEOUT_MS,
     )
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     same_as_cpython(state)
     assert p.locator("label[for$='-w1']").inner_text() == "Weight on “fished”"
     # a new sentence puts every slider back at 1 (w3 was 0.2): "Things to try" in order

@@ -8,16 +8,9 @@ import numpy as np
 import pytest
 from attention_labs.labs import run_lab
 from helpers import RecordedPage
-from lab_pages import PYTHON_TIMEOUT_MS
+from lab_pages import PYTHON_TIMEOUT_MS, lab_state
 
 LESSON = "lessons/02-queries-and-keys/"
-
-STATE_JS = """(sel) => { const c = document.querySelector(sel).attnLab;
-  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v)
-    : Array.isArray(v) ? v.map(plain)
-    : (v && typeof v === 'object') ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-    : v;
-  return {params: c.params, result: plain(c.result), runs: c.runs}; }"""
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +39,7 @@ def close(got, expected, keys):
 def test_qk_geometry_keyboard_drag_recomputes_equal_to_cpython(page):
     p = page.page
     lab = ".attn-lab[data-lab=qk_geometry]"
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     keys = ("scores", "weights", "cosines", "key_lengths", "angles_deg", "query", "keys")
     close(state["result"], run_lab("qk_geometry", state["params"])["result"], keys)
     p.locator(lab).scroll_into_view_if_needed()
@@ -55,7 +48,7 @@ def test_qk_geometry_keyboard_drag_recomputes_equal_to_cpython(page):
     handle.focus()
     p.keyboard.press("ArrowUp")  # the query's head: (2, 1) -> (2, 1.1)
     wait_for_runs(p, lab, 1)
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     assert state["params"]["qx"] == 2.0 and state["params"]["qy"] == pytest.approx(1.1)
     expected = run_lab("qk_geometry", state["params"])["result"]
     close(state["result"], expected, keys)
@@ -70,10 +63,10 @@ def test_query_picker_pick_a_query_recomputes_equal_to_cpython(page):
     p = page.page
     lab = ".attn-lab[data-lab=query_picker]"
     p.locator(lab).scroll_into_view_if_needed()
-    before = p.evaluate(STATE_JS, lab)["runs"]
+    before = lab_state(p, lab, keep_nonfinite=True)["runs"]
     p.select_option("select[id$='-query']", "4")  # "tunnel"
     wait_for_runs(p, lab, before + 1)
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     assert state["params"]["query"] == 4
     expected = run_lab("query_picker", state["params"])["result"]
     close(state["result"], expected, ("q", "scores", "weights", "S"))
@@ -83,7 +76,7 @@ def test_query_picker_pick_a_query_recomputes_equal_to_cpython(page):
     # a row header picks its query too
     p.locator(f"{lab} table.attn-lab__grid button", has_text="lawn").click()
     wait_for_runs(p, lab, before + 2)
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     assert state["params"]["query"] == 7
     close(state["result"], run_lab("query_picker", state["params"])["result"], ("scores",))
     assert "(8, 64)" in p.locator(f"{lab} .attn-lab__shapes").inner_text()
@@ -108,7 +101,7 @@ def test_real_scores_is_drawn_from_the_build_and_picking_recomputes_equal_to_cpy
     Python; picking another head and another query recomputes in Pyodide as in CPython."""
     p = page.page
     lab = ".attn-lab[data-lab=real_scores]"
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     assert state["runs"] == 0
     scores_close(state["result"], run_lab("real_scores", state["params"])["result"])
     source = p.locator(f"{lab} .attn-real-scores__source").inner_text()
@@ -121,13 +114,13 @@ def test_real_scores_is_drawn_from_the_build_and_picking_recomputes_equal_to_cpy
     before = state["runs"]
     p.locator(f"{lab} select[id$='-pick']").select_option("2")  # the first-token head
     wait_for_runs(p, lab, before + 1)
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     assert state["params"]["pick"] == 2
     scores_close(state["result"], run_lab("real_scores", state["params"])["result"])
     assert state["result"]["tokens"][state["result"]["top_key"]] == "[CLS]"
     p.locator(f"{lab} table.attn-lab__grid button", has_text="garden").click()
     wait_for_runs(p, lab, before + 2)
-    state = p.evaluate(STATE_JS, lab)
+    state = lab_state(p, lab, keep_nonfinite=True)
     assert state["params"]["query"] == 10
     scores_close(state["result"], run_lab("real_scores", state["params"])["result"])
     row = p.locator(f"{lab} table.attn-lab__grid tr[aria-current=true]")
