@@ -56,13 +56,22 @@ TIME_JS = """async ([name, changes, repeats]) => {
     lab.update(params);
   });
   // A real change each time where the lab has a seed (new random vectors), else the same
-  // parameters again: either way the worker computes and the widget redraws.
-  const vary = (i) => ('seed' in base ? { ...base, seed: (base.seed + i) % 1000 } : base);
-  await once(vary(0)); // the first call at these settings is not timed
+  // parameters again: either way the worker computes and the widget redraws. A seed is
+  // never used twice on the page (the default's seeds again at LARGEST would find what
+  // the labs cache by seed, e.g. their random weights, already made).
+  const used = (window.__benchSeeds ??= new Set());
+  const fresh = () => {
+    let seed = base.seed;
+    while (used.has(seed)) seed = (seed + 1) % 1000;
+    used.add(seed);
+    return seed;
+  };
+  const vary = () => ('seed' in base ? { ...base, seed: fresh() } : base);
+  await once(vary()); // the first call at these settings is not timed
   const total = [], worker = [];
   for (let i = 1; i <= repeats; i++) {
     const t0 = performance.now();
-    await once(vary(i));
+    await once(vary());
     total.push(performance.now() - t0);
     worker.push(lab.lastComputeMs);
   }
@@ -82,16 +91,31 @@ def lab_pages(site: Path) -> dict[str, str]:
     return found
 
 
-def cpython_ms(name: str, params: dict, repeats: int) -> list[float]:
-    """Times of ``compute`` for validated ``params`` in this CPython (first call untimed)."""
+def cpython_ms(name: str, params: dict, repeats: int, used: set | None = None) -> list[float]:
+    """Times of ``compute`` for validated ``params`` in this CPython (first call untimed).
+
+    As in the browser (TIME_JS), a lab with a seed gets a seed not in ``used`` at each
+    call (then added to it), so what a lab caches by seed is made anew, not found."""
     from attention_labs.labs import get_lab, validate_params
 
     lab, valid = get_lab(name), validate_params(name, params)
-    lab.compute(valid)
+    used = set() if used is None else used
+
+    def fresh() -> dict:
+        if "seed" not in valid:
+            return valid
+        seed = valid["seed"]
+        while seed in used:
+            seed = (seed + 1) % 1000
+        used.add(seed)
+        return {**valid, "seed": seed}
+
+    lab.compute(fresh())
     out = []
     for _ in range(repeats):
+        call = fresh()
         t0 = time.perf_counter()
-        lab.compute(valid)
+        lab.compute(call)
         out.append((time.perf_counter() - t0) * 1e3)
     return out
 
@@ -176,9 +200,10 @@ def measure(repeats: int = 15, only: list[str] | None = None) -> dict:
         entry = results.setdefault(name, {"page": None})
         # The page's parameters where a page embeds the lab, else the schema's defaults.
         defaults = entry["default"]["params"] if entry["page"] is not None else {}
+        used: set = set()  # one lab's seeds, across both settings (as on its page)
         entry["cpython"] = {
-            "default": cpython_ms(name, defaults, repeats),
-            "largest": cpython_ms(name, {**defaults, **largest}, repeats),
+            "default": cpython_ms(name, defaults, repeats, used),
+            "largest": cpython_ms(name, {**defaults, **largest}, repeats, used),
         }
     for name, entry in sorted(results.items()):
         where = f"/{entry['page']}" if entry["page"] is not None else "no page"
