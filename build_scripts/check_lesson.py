@@ -7,7 +7,8 @@ numbers, links and notebook are checked); then this runs, and reports each step'
 2. **its tests**, in one pytest run: the claims test ``tests/lessons/test_<NN_topic>.py``,
    the CPython tests of the labs its ```lab fences use (``tests/python/*.py`` that name the
    lab), and its Chromium tests (``tests/browser/test_browser_lesson_<NN>.py`` and the
-   ``tests/browser/test_browser_*.py`` that name one of its labs);
+   ``tests/browser/test_browser_*.py`` that name one of its labs), less the tests marked
+   ``engines`` (Firefox and WebKit) or ``runtime`` (Python's start-up on any page);
 3. **the browser gates on its page** (build_scripts/gates/check_site.py ``--page``:
    accessibility in both palettes, offline, its labs start, the budget).
 
@@ -31,6 +32,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 NAME_RE = re.compile(r"^(?P<number>\d{2})-[a-z0-9]+(?:-[a-z0-9]+)*$")
 FENCE = re.compile(r"^```lab[ \t]*\n(.*?)^```", re.M | re.S)
+DESELECT = "not engines and not runtime"  # pytest markers (pyproject.toml) left to make test
 
 
 def lesson_labs(source: str) -> list[str]:
@@ -83,8 +85,10 @@ def steps(name: str, root: Path = ROOT) -> list[tuple[str, list[str]]]:
     return [
         (
             "claims, labs (CPython) and Chromium tests",
-            # engines: Firefox and WebKit are make test's (and CI's), not this quick loop's
-            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not engines", *rel],
+            # engines: Firefox and WebKit are make test's (and CI's), not this quick loop's;
+            # runtime: Python's start-up on any page (test_browser_startup.py uses lesson
+            # 3's lab to test the worker, not the lab)
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", DESELECT, *rel],
         ),
         (
             "browser gates on the page",

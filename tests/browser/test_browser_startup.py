@@ -17,6 +17,10 @@ from helpers import LESSON, SITE, RecordedPage
 
 from build_scripts.serve import SiteHandler
 
+# The runtime's tests, not the lab's: make check-lesson NAME=03-attention-pattern (whose lab
+# this page uses) leaves them to make test.
+pytestmark = pytest.mark.runtime
+
 LAB = ".attn-lab[data-lab=attention_pattern]"
 
 
