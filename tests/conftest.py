@@ -13,7 +13,8 @@ from build_scripts.gates.browser import BrowserNotFound, launch
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every test in exactly one tier: its module's own tier marker, else its folder's."""
+    """Every test in exactly one tier: its module's own tier marker, else its folder's; the
+    modules with a slow test run first."""
     for item in items:
         own = {m.name for m in item.iter_markers() if m.name in TIERS}
         if len(own) > 1:
@@ -26,6 +27,11 @@ def pytest_collection_modifyitems(config, items):
                     "tests/helpers.py, or mark the module (pytestmark = pytest.mark.<tier>)"
                 )
             item.add_marker(getattr(pytest.mark, tier))
+    # The modules with a slow test first, each whole and in its order: pytest-xdist hands
+    # out files in this order, so the longest start early instead of running alone at the
+    # end while the other workers idle.
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
 
 
 @pytest.fixture(scope="session")

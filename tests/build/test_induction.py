@@ -17,6 +17,9 @@ from attention_labs import real_maps
 
 from build_scripts.induction import train_induction as ti
 
+# a full training run of the induction model for the module: 16-50 s in the suite
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "labs_py/attention_labs/data/induction"
 

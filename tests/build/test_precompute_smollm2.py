@@ -21,6 +21,9 @@ from helpers import ROOT
 
 import build_scripts.precompute as pc
 
+# loads SmolLM2-135M with transformers once for the session: 25 s idle, 30-70 s in the suite
+pytestmark = pytest.mark.slow
+
 ASSETS = ROOT / "docs" / "assets" / "attention"
 SLUG = "smollm2-135m"
 
