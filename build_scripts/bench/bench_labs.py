@@ -195,12 +195,16 @@ def measure(repeats: int = 15, only: list[str] | None = None) -> dict:
             results = browser_times(pw, base, pages, repeats)
     finally:
         server.shutdown()
+    seeds_of_page: dict[str, set] = {}
     for name in names:
         largest = getattr(get_lab(name), "LARGEST", {})
         entry = results.setdefault(name, {"page": None})
         # The page's parameters where a page embeds the lab, else the schema's defaults.
         defaults = entry["default"]["params"] if entry["page"] is not None else {}
-        used: set = set()  # one lab's seeds, across both settings (as on its page)
+        # the seeds of the lab's page, across both settings and every lab on it (as in the
+        # browser: concat_wo and eight_heads share one module's caches, and one page)
+        page = entry["page"] if entry["page"] is not None else f"no page: {name}"
+        used = seeds_of_page.setdefault(page, set())
         entry["cpython"] = {
             "default": cpython_ms(name, defaults, repeats, used),
             "largest": cpython_ms(name, {**defaults, **largest}, repeats, used),
