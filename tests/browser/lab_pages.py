@@ -70,7 +70,10 @@ def run_cell(page, n: int, timeout_ms: int = PYTHON_TIMEOUT_MS) -> str:
     returns its state ("done", "error", ...)."""
     cell = page.locator(".attn-cell").nth(n)
     before = int(cell.get_attribute("data-runs"))
-    cell.locator(".attn-cell__run").click()
+    # Enter on the focused button, as a keyboard reader runs it: a mouse click is aimed at
+    # where the button was, and the cell above can still grow (its output drawn) under the
+    # pointer. Under load a click was lost that way: the cell stayed idle, never run.
+    cell.locator(".attn-cell__run").press("Enter")
     try:
         page.wait_for_function(
             "([n, runs]) => { const r = document.querySelectorAll('.attn-cell')[n];"
