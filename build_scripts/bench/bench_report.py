@@ -174,8 +174,16 @@ def write_report(
             lines.append(line)
         lines += table([r for r in rows if r.benchmark in fresh and r.benchmark not in placed])[2:]
         head = earlier.split("\n| benchmark |", 1)[0].rstrip("\n").splitlines()
+        # Numbers from another machine (another CPU, browser...) say which, where they ran.
+        written = next((line for line in head if line.startswith("Written by")), "")
+        other = [
+            f"{key} {cell(value)}"
+            for key, value in info.items()
+            if key != "load average" and f"{key} {cell(value)}" not in written
+        ]
+        where = f"on another machine: {'; '.join(other)}; " if other else ""
         head.append(
-            f"Rerun on {when} with `--merge` (load average {cell(info['load average'])}): "
+            f"Rerun on {when} with `--merge` ({where}load average {cell(info['load average'])}): "
             + ", ".join(f"`{name}`" for name in ran)
             + "."
         )

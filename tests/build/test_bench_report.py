@@ -166,6 +166,19 @@ def test_merge_replaces_the_rerun_benchmarks_in_place_and_keeps_the_rest(tmp_pat
     text = out.read_text("utf-8")
     assert "Written by `make bench` on 2026-01-01 00:00 UTC" in text
     assert "Rerun on later with `--merge` (load average 0.5): `labs`." in text
+    # a rerun on another machine says what differs from the heading's
+    write_report(
+        [Row("lab b", "default", "2 ms")],
+        dict(INFO, **{"CPU": "Other CPU", "load average": "0.1"}),
+        out,
+        when="last",
+        merge=True,
+        ran=["labs"],
+    )
+    assert (
+        "Rerun on last with `--merge` (on another machine: CPU Other CPU; load average 0.1): "
+        "`labs`." in out.read_text("utf-8")
+    )
     table = [line for line in text.splitlines() if line.startswith("| ")]
     assert table[2:] == [
         "| site build | warm | 5 s |  |",
