@@ -136,6 +136,11 @@ def benchmark_of(line: str) -> str:
 # --------------------------------------------------------------------------- report
 
 
+def machine_parts(info: dict[str, str]) -> list[str]:
+    """The machine as the heading writes it, one "key value" per entry of ``info``."""
+    return [f"{k} {cell(v)}" for k, v in info.items()]
+
+
 def render(rows: list[Row], info: dict[str, str], when: str, carried=(), header=None) -> str:
     """The report: a heading, the machine, and one table with every row, then the
     ``carried`` lines (rows of an earlier report, as written). ``header``: the heading and
@@ -144,7 +149,7 @@ def render(rows: list[Row], info: dict[str, str], when: str, carried=(), header=
         "## Benchmark report",
         "",
         f"Written by `make bench` on {when}. Machine: "
-        + "; ".join(f"{k} {cell(v)}" for k, v in info.items())
+        + "; ".join(machine_parts(info))
         + ". Timings are median (min–max).",
     ]
     return "\n".join([*lines, "", *table(rows), *carried]) + "\n"
@@ -176,10 +181,11 @@ def write_report(
         head = earlier.split("\n| benchmark |", 1)[0].rstrip("\n").splitlines()
         # Numbers from another machine (another CPU, browser...) say which, where they ran.
         written = next((line for line in head if line.startswith("Written by")), "")
+        heading = set(written.split("Machine: ", 1)[-1].split(". Timings", 1)[0].split("; "))
         other = [
-            f"{key} {cell(value)}"
-            for key, value in info.items()
-            if key != "load average" and f"{key} {cell(value)}" not in written
+            part
+            for part in machine_parts({k: v for k, v in info.items() if k != "load average"})
+            if part not in heading
         ]
         where = f"on another machine: {'; '.join(other)}; " if other else ""
         head.append(
