@@ -20,6 +20,7 @@ Usage: python -m build_scripts.bench.bench_live [--runs 5]
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -113,9 +114,23 @@ class LiveProject:
         for cache in ("notebooks", "brotli"):
             if (ROOT / "build" / "cache" / cache).is_dir():
                 shutil.copytree(ROOT / "build" / "cache" / cache, self.top / "build/cache" / cache)
+        self._move_notebook_inputs()
         for rel, text in PROBE_FILES.items() if probe else ():
             (self.top / rel).write_text(text, "utf-8")
         return self
+
+    def _move_notebook_inputs(self) -> None:
+        """The copied notebook cache names the files each notebook read by their path in
+        the repository (build_scripts/hooks/notebooks.py): name the copy's instead, so that
+        an edit in the copy executes the notebooks that read the edited file."""
+        here, there = str(ROOT) + os.sep, str(self.top) + os.sep
+        for entry in (self.top / "build" / "cache" / "notebooks").glob("*.json"):
+            data = json.loads(entry.read_text("utf-8"))
+            data["inputs"] = {
+                (there + path[len(here) :] if path.startswith(here) else path): sha
+                for path, sha in data.get("inputs", {}).items()
+            }
+            entry.write_text(json.dumps(data), "utf-8")
 
     def run(self, *cmd: str, timeout: int = 600) -> subprocess.CompletedProcess:
         return subprocess.run(

@@ -151,8 +151,12 @@ def install_cell(wheel: str) -> nbformat.NotebookNode:
 
 def environment() -> str:
     """This Python and its installed distributions (name and version), one a line: the
-    kernel runs this interpreter, so they are inputs of every notebook."""
-    packages = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions())
+    kernel runs this interpreter, so they are inputs of every notebook.
+
+    Each once: the labs can be found more than once (installed editable, their egg-info
+    in labs_py/ that `pip wheel` writes, a project copy's labs_py/ on PYTHONPATH), and a
+    project copy then has the same environment as the repository it was copied from."""
+    packages = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()})
     return "\n".join([sys.executable, sys.version, *packages])
 
 

@@ -5,14 +5,12 @@ the widget draws it and Pyodide recomputes it from the copy's own labs wheel."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 import textwrap
 
 import pytest
-from helpers import MKDOCS, ROOT, VENDOR, start_server
+from helpers import ROOT, start_server
+
+from build_scripts.bench.bench_live import LiveProject, tracked_files
 
 pytestmark = pytest.mark.slow  # a project copy's wheel and build
 
@@ -75,45 +73,19 @@ NEW_FILES = {
 }
 
 
-def tracked_files() -> list[str]:
-    out = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    return [p for p in out.stdout.split("\0") if p and (ROOT / p).is_file()]
-
-
 @pytest.fixture(scope="module")
 def copy_with_new_lab(tmp_path_factory):
-    """The project's tracked files copied, the three new files added, the labs wheel built
-    from the copy and the site built from it (PYTHONPATH puts the copy's labs first)."""
-    top = tmp_path_factory.mktemp("project")
-    original = tracked_files()
-    for rel in original:
-        if rel.startswith("tests/"):
-            continue  # not needed to build the site
-        (top / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / rel, top / rel)
+    """The project as a contributor's working tree (its tracked files, the vendored runtime
+    linked, the build caches copied: a notebook executes only if what it reads changed),
+    the three new files added, then the labs wheel and the site built as `make build` does
+    (PYTHONPATH puts the copy's labs first)."""
+    project = LiveProject(tmp_path_factory.mktemp("project")).make(probe=False)
     for rel, text in NEW_FILES.items():
-        (top / rel).parent.mkdir(parents=True, exist_ok=True)
-        (top / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-
-    # The vendored runtime is shared (read-only); the labs wheel is the copy's own.
-    vendor = top / "docs" / "vendor"
-    vendor.mkdir(parents=True)
-    for entry in VENDOR.iterdir():
-        if entry.name != "labs":
-            (vendor / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    env = dict(os.environ, PYTHONPATH=str(top / "labs_py"), NO_MKDOCS_2_WARNING="1")
-    for cmd in (  # as `make wheel` and `make build` do, in the copy
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(top / "build" / "labs-wheel"), "."],
-        [sys.executable, "-m", "build_scripts.vendor.labs_wheel", "build/labs-wheel"]
-        + [str(vendor / "labs")],
-        [str(MKDOCS), "build", "--strict"],
-    ):
-        proc = subprocess.run(cmd, cwd=top, env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    return top, original
+        (project.top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project.top / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    built = project.build(release=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return project.top, tracked_files()
 
 
 def test_adding_a_lab_edits_no_existing_file(copy_with_new_lab):

@@ -23,6 +23,8 @@ import yaml
 from attention_labs import maps
 from helpers import ROOT, SITE, RecordedPage, linked_site, start_server
 
+from build_scripts.bench.bench_live import tracked_files
+
 pytestmark = pytest.mark.slow  # a tiny model precomputed, a project copy built
 
 ADAPTER = "build_scripts/precompute/adapters/opt.py"
@@ -108,13 +110,6 @@ ADAPTER_TEST_SOURCE = (
 def git(top: Path, *args: str) -> str:
     cmd = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *args]
     return subprocess.run(cmd, cwd=top, capture_output=True, text=True, check=True).stdout
-
-
-def tracked_files() -> list[str]:
-    out = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    return [p for p in out.stdout.split("\0") if p and (ROOT / p).is_file()]
 
 
 def run(top: Path, *cmd: str, timeout: int = 600) -> str:

@@ -8,8 +8,10 @@ The cache tests build a copy of the project (helpers.project_copy) whose kernel 
 copy of labs_py/ (PYTHONPATH), which the test edits; only their own notebook is executed."""
 
 import json
+import os
 import re
 import shutil
+from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,6 +20,7 @@ import pytest
 from helpers import ROOT, VENDOR, mkdocs_build, project_copy
 from mkdocs.exceptions import PluginError
 
+from build_scripts.bench.bench_live import LiveProject
 from build_scripts.hooks import notebooks
 
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.py"))
@@ -187,3 +190,43 @@ def test_a_notebook_not_to_execute_is_a_page_without_outputs(project):
     html = page.read_text("utf-8")
     assert "The attention pattern: companion notebook" in html
     assert 'class="jp-OutputArea' not in html  # (the stylesheet names the class)
+
+
+# ----------------------------------------------------------------------------
+# a project copy's cache (build_scripts/bench/bench_live.py's LiveProject: the walkthrough
+# tests and make serve's bench): the repository's executed notebooks, hit by its first build
+
+
+def test_the_labs_found_again_on_the_path_leave_the_environment_as_it_was(tmp_path, monkeypatch):
+    """A project copy's labs_py/ on PYTHONPATH holds the egg-info that `pip wheel` writes:
+    the labs a second time. The environment, part of every cache key, names each
+    distribution once, so the copy's keys are the repository's."""
+    before = notebooks.environment()
+    assert len(set(before.splitlines())) == len(before.splitlines())
+    egg = tmp_path / "attention_labs.egg-info"
+    egg.mkdir()
+    version = metadata.version("attention-labs")
+    (egg / "PKG-INFO").write_text(
+        f"Metadata-Version: 2.1\nName: attention-labs\nVersion: {version}\n", "utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert sum(d.metadata["Name"] == "attention-labs" for d in metadata.distributions()) >= 2
+    assert notebooks.environment() == before
+
+
+def test_a_project_copys_cache_names_its_own_files_which_are_the_repositorys(tmp_path):
+    cache = ROOT / "build" / "cache" / "notebooks"
+    if not any(cache.glob("*.json")):
+        pytest.fail("no executed notebooks in build/cache/notebooks: run `make build`")
+    top = LiveProject(tmp_path / "copy").make(probe=False).top
+    copied = sorted((top / "build" / "cache" / "notebooks").glob("*.json"))
+    assert [e.name for e in copied] == sorted(e.name for e in cache.glob("*.json"))
+    for entry in copied:
+        inputs = json.loads(entry.read_text("utf-8"))["inputs"]
+        original = json.loads((cache / entry.name).read_text("utf-8"))["inputs"]
+        assert list(inputs.values()) == list(original.values()), entry.name
+        # an edit in the copy executes the notebooks that read the edited file ...
+        assert all(path.startswith(f"{top}{os.sep}") for path in inputs), entry.name
+        # ... and the copy's first build executes none: its files have the same bytes
+        for path, sha in inputs.items():
+            assert notebooks._sha256(Path(path)) == sha, path
