@@ -262,7 +262,16 @@ def test_explorer_after_instant_navigation_palette_change_and_on_a_phone(recorde
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     page.locator(f"{MAP} .attn-map__thumb").first.click()
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
-    # the line view keeps its height (no resize loop)
+    # the line view keeps its height (no resize loop), once its lines are drawn: they are
+    # drawn a frame after the columns (token_lines.js), at the query column's height
+    page.wait_for_function(
+        f"""() => {{
+          const svg = document.querySelector('{MAP} .attn-lines__svg');
+          const column = document.querySelector('{MAP} .attn-lines__col--query');
+          return svg && column && column.offsetHeight > 0
+            && svg.getAttribute('height') === String(column.offsetHeight);
+        }}"""
+    )
     heights = []
     for _ in range(3):
         heights.append(
