@@ -5,6 +5,7 @@ and the tiers together are the whole suite."""
 
 from __future__ import annotations
 
+import helpers
 import pytest
 import yaml
 from helpers import ROOT, SITE, TIERS, RecordedPage, start_server, tier_of
@@ -32,6 +33,15 @@ def pytest_collection_modifyitems(config, items):
     # end while the other workers idle.
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def notebook_pages(tmp_path_factory):
+    """The project copies of this process share their rendered notebook pages
+    (helpers.NOTEBOOK_PAGES), in this session's temporary folder."""
+    helpers.NOTEBOOK_PAGES = tmp_path_factory.mktemp("notebook-pages")
+    yield helpers.NOTEBOOK_PAGES
+    helpers.NOTEBOOK_PAGES = None
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,12 @@ if not MKDOCS.exists():
     MKDOCS = ROOT / ".venv" / "bin" / "mkdocs"
 VENDOR = ROOT / "docs" / "vendor"
 LESSON = "lessons/03-attention-pattern"
+# mkdocs-jupyter's rendered notebook pages (keyed by the notebook's bytes) for every project
+# copy of this test process: conftest.py's session fixture sets it. A copy's notebooks built
+# without outputs are the same bytes in each copy, so only the first copy's build renders
+# them (about 2 s of each build here). One folder per process (pytest-xdist worker): its
+# builds run one at a time, and each drops the pages it did not use.
+NOTEBOOK_PAGES: Path | None = None
 
 # The test tiers (pytest markers, registered in pyproject.toml and applied by conftest.py):
 # every test is in exactly one, so the CI jobs that run one tier each
@@ -70,9 +76,10 @@ def project_copy(tmp_path, pages=None, vendor=True, execute=()):
 
     Only the notebooks named in ``execute`` (docs-relative, e.g. "notebooks/99-x.py"), or
     all with ``execute=True``, are executed; the others are built as pages without outputs.
-    The copy's notebook caches are its own (under tmp_path/build/cache/), empty: executing
-    every companion notebook then costs the build about 30 s, where the real site build
-    (``built_site``, ``make build``) finds them in the repository's cache."""
+    The copy's cache of executed notebooks is its own (under tmp_path/build/cache/), empty:
+    executing every companion notebook then costs the build about 30 s, where the real site
+    build (``make build``) finds them in the repository's cache. The rendered pages are kept
+    in ``NOTEBOOK_PAGES`` when it is set (the copy's own folder otherwise)."""
     docs = tmp_path / "docs"
     shutil.copytree(
         ROOT / "docs", docs, ignore=lambda d, names: ["vendor"] if Path(d) == ROOT / "docs" else []
@@ -94,7 +101,8 @@ def project_copy(tmp_path, pages=None, vendor=True, execute=()):
     for plugin in config["plugins"]:
         if isinstance(plugin, dict) and "mkdocs-jupyter" in plugin:
             # relative to the working directory, which stays the repository's
-            plugin["mkdocs-jupyter"]["cache_dir"] = str(tmp_path / "build/cache/notebooks/pages")
+            pages = NOTEBOOK_PAGES or tmp_path / "build/cache/notebooks/pages"
+            plugin["mkdocs-jupyter"]["cache_dir"] = str(pages)
     config_file = tmp_path / "mkdocs.yml"
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return config_file
