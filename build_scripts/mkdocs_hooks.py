@@ -24,4 +24,5 @@ on_page_markdown = _site.on_page_markdown
 on_page_content = _site.on_page_content
 on_page_context = _site.on_page_context
 on_post_page = _site.on_post_page
+on_post_template = _site.on_post_template
 on_post_build = _site.on_post_build

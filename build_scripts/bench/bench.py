@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 from build_scripts.bench.contract import Row, med, run_alone  # noqa: E402
 from build_scripts.gates.browser import launch  # noqa: E402
-from build_scripts.hooks.preload import SETTLED  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
 
 LESSON = "lessons/03-attention-pattern/"
@@ -70,13 +69,6 @@ LATENCY_JS = """async ([seqLen, repeats]) => {
 def summary(values: list[float], unit: str = "ms", scale: float = 1.0) -> str:
     v = [x * scale for x in values]
     return f"{statistics.median(v):.1f} {unit} ({min(v):.1f}–{max(v):.1f})"
-
-
-def release_deferred(page) -> None:
-    """Right after a page opens: let the work that a lab page defers until Python's start-up
-    is over (Material's search index, hooks/preload.py's SETTLED) start at once, so it is
-    done before ``wait_settled`` and the recompute timings that follow."""
-    page.evaluate("(name) => dispatchEvent(new Event(name))", SETTLED)
 
 
 def wait_settled(page) -> None:
@@ -123,7 +115,6 @@ def latency(pw, base: str, repeats: int) -> dict:
     try:
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         page.goto(base + LESSON)
-        release_deferred(page)
         page.locator(LAB).scroll_into_view_if_needed()
         page.wait_for_selector(f"{LAB}[data-runtime=ready]", timeout=120_000)
         wait_settled(page)

@@ -8,9 +8,8 @@ until the widget has redrawn (the controller's ``lab:done`` event, after the wid
 synchronous ``render``), median over ``--lab-repeats``, with the lab scrolled into view (a
 reader changing a control sees it; widgets may defer what is far from the screen), on a
 quiet page: what the page
-defers until Python has started (Material's search index, the math out of view) is let go
-at once and waited for (bench.py: ``release_deferred``, ``wait_settled``), so it does not
-share the CPU with the timed changes. Two parameter sets per lab:
+defers until Python has started (the math out of view) is waited for (bench.py:
+``wait_settled``), so it does not share the CPU with the timed changes. Two parameter sets per lab:
 
 - default: the parameters of the lab's fence on that page (what a reader first sees);
 - largest: those with the lab module's ``LARGEST`` merged in (the heaviest computation its
@@ -37,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from build_scripts.bench.bench import release_deferred, wait_settled  # noqa: E402
+from build_scripts.bench.bench import wait_settled  # noqa: E402
 from build_scripts.bench.contract import Row, med, run_alone  # noqa: E402
 from build_scripts.gates.browser import launch  # noqa: E402
 from build_scripts.serve import make_server  # noqa: E402
@@ -155,7 +154,6 @@ def browser_times(pw, base: str, pages: dict[str, str], repeats: int) -> dict:
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         for path in dict.fromkeys(pages.values()):
             page.goto(base + path)
-            release_deferred(page)
             page.wait_for_selector(".attn-lab[data-status]", timeout=60_000)
             page.evaluate("() => window.AttnLabs.runtime.start()")
             page.wait_for_selector(".attn-lab[data-runtime=ready]", timeout=180_000)

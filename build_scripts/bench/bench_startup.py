@@ -76,7 +76,7 @@ SITE_SCRIPTS = re.compile(
     # search-hold.js inlined
     r'|<script type="application/json" id="attn-start">.*?</script>'
     r"|<script>(?:(?!</script>).)*?self\.attnStarted(?:(?!</script>).)*</script>"
-    r'|<script data-settled="[^"]*">.*?</script>',
+    r'|<script data-hold="search">.*?</script>',
     re.S,
 )
 NAV_START = """<script>

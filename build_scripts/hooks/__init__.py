@@ -178,6 +178,9 @@ class SiteHooks:
         output = notebooks.on_post_page(output, page, config)  # no empty MathJax <script src="">
         return preload.on_post_page(output, page, config)  # the first picture's modules, early
 
+    def on_post_template(self, output, template_name, config):
+        return preload.on_post_template(output, template_name, config)  # the search hold
+
     def on_post_build(self, config):
         if self.build.notebooks is not None:
             notebooks.on_post_build(config, self.build.notebooks)  # the .ipynb downloads

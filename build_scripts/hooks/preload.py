@@ -26,10 +26,12 @@ section startup). A classic script creates the worker and posts its init message
 ``async`` module, even with its modules preloaded, ran only after the page's first style
 and layout (a trace of lesson 3: new Worker at 434 ms from navigation, 216 ms from the
 classic script). The module after it configures the runtime, which takes that worker.
-Material's search index waits for Python meanwhile. Both classic scripts are JavaScript
-files of their own (runtime/start-worker.js, runtime/search-hold.js, each saying why), read
-here and inlined; what differs per page goes in as data (a JSON data block, an attribute).
 A page without labs gets none of them and starts no Python.
+
+On every page, at the top of its head (after those scripts on a page with labs), a classic
+script that holds Material's search index until the reader opens search (runtime/
+search-hold.js says why). Both classic scripts are JavaScript files of their own, read here
+and inlined; what differs per page goes in as data (a JSON data block).
 
 The import graph is read from the modules' own static ``import``/``export ... from`` lines
 (the formatter puts each at a line's start); tests/build/test_modules.py checks it against
@@ -110,16 +112,16 @@ def provide_script(labs: list[str], page_url: str, docs: Path) -> str:
     return f'<script type="module">{body}</script>'
 
 
-# Classic scripts the head carries inline on a page with labs (read at build time, so no
-# request and no download in the parser's way): the one that starts Python's worker and the
-# one that holds Material's search index until Python's start-up is over. Each file says why.
-# Not published (mkdocs.yml: exclude_docs) and imported by nothing.
+# Classic scripts the head carries inline (read at build time, so no request and no
+# download in the parser's way): the one that starts Python's worker (a page with labs) and
+# the one that holds Material's search index until the reader opens search (every page).
+# Each file says why. Not published (mkdocs.yml: exclude_docs) and imported by nothing.
 START_WORKER = PurePosixPath(JS / "runtime" / "start-worker.js")
 SEARCH_HOLD = PurePosixPath(JS / "runtime" / "search-hold.js")
 INLINE = (START_WORKER, SEARCH_HOLD)
-# The event the runtime's module dispatches when Python's start-up is over
-# (LabRuntime.whenSettled); search-hold.js releases the index on it.
-SETTLED = "attn:python-settled"
+# The search hold's attribute (for a reader of the HTML, and the bench's baseline page,
+# which takes it out).
+HOLD_ATTRIBUTE = ' data-hold="search"'
 
 
 # A line that is only a comment (the files' why, for their readers: 0.9 kB of gzip a lab page).
@@ -172,8 +174,8 @@ def start_script(html: str, page_url: str, docs: Path) -> str:
     until the runtime takes it (``self.attnStarted``, LabRuntime.start); the module that
     configures the runtime as the lab's controller would and starts it (it takes that
     worker), with the preload links of its modules before it (asked for first and at high
-    priority); then the search hold. Both classic scripts are inline (``inline_script``),
-    the first after a JSON data block it reads (id ``attn-start``). "" without labs."""
+    priority). The classic script is inline (``inline_script``), after a JSON data block it
+    reads (id ``attn-start``). "" without labs."""
     match = LAB_CONFIG.search(html)
     if not match:
         return ""
@@ -197,10 +199,8 @@ def start_script(html: str, page_url: str, docs: Path) -> str:
         )
         + (
             f'<script type="module" async>import {{ runtime }} from "{runtime_js}";'
-            f"runtime.configure({config}, {lab});runtime.preload();"
-            f'runtime.whenSettled().then(()=>dispatchEvent(new Event("{SETTLED}")));</script>'
+            f"runtime.configure({config}, {lab});runtime.preload();</script>"
         )
-        + inline_script(docs, SEARCH_HOLD, f' data-settled="{html_lib.escape(SETTLED)}"')
     )
 
 
@@ -217,16 +217,32 @@ def links(html: str, page_url: str, docs: Path) -> str:
     )
 
 
+def search_hold(docs: Path) -> str:
+    """The search hold (runtime/search-hold.js) as an inline classic script."""
+    return inline_script(docs, SEARCH_HOLD, HOLD_ATTRIBUTE)
+
+
+def on_post_template(html: str, template_name: str, config) -> str:
+    """404.html (a theme template, not a page) with the search hold at the top of its head,
+    as every page has it."""
+    if template_name != "404.html" or not HEAD_START.search(html):
+        return html
+    hold = search_hold(Path(config["docs_dir"]))
+    return HEAD_START.sub(lambda m: m.group(0) + hold, html, count=1)
+
+
 def on_post_page(html: str, page, config) -> str:
-    """``html`` with the start script at the top of its head (pages with labs) and the
-    preload links at its end."""
+    """``html`` with the start script (pages with labs) and the search hold at the top of its
+    head, and the preload links at its end."""
     if "</head>" not in html:
         return html
-    extra = links(html, page.url, Path(config["docs_dir"]))
-    script = provide_script(sorted(set(LAB.findall(html))), page.url, Path(config["docs_dir"]))
-    start = start_script(html, page.url, Path(config["docs_dir"]))
-    if start and HEAD_START.search(html):
-        html = HEAD_START.sub(lambda m: m.group(0) + start, html, count=1)
+    docs = Path(config["docs_dir"])
+    extra = links(html, page.url, docs)
+    script = provide_script(sorted(set(LAB.findall(html))), page.url, docs)
+    start = start_script(html, page.url, docs)
+    if HEAD_START.search(html):
+        top = start + search_hold(docs)
+        html = HEAD_START.sub(lambda m: m.group(0) + top, html, count=1)
         # each module preloaded once: those of the start script are at the top already
         extra = "".join(link for link in LINK.findall(extra) if link not in start)
     return html.replace("</head>", extra + script + "</head>", 1)

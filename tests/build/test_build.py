@@ -143,8 +143,7 @@ START_RE = re.compile(
     r"<script>(.*?)</script>(?:<link rel=\"modulepreload\" href=\"[^\"]+\">)+"
     r'<script type="module" async>import \{ runtime \} from "([^"]+)";'
     r"runtime\.configure\((\{.*?\}), \"([a-z_]+)\"\);runtime\.preload\(\);"
-    r'runtime\.whenSettled\(\)\.then\(\(\)=>dispatchEvent\(new Event\("attn:python-settled"\)\)\);'
-    r'</script><script data-settled="attn:python-settled">(.*?)</script>',
+    r'</script><script data-hold="search">(.*?)</script>',
     re.S,
 )
 CONFIG_RE = re.compile(r'<div class="attn-lab" data-lab="[a-z_]+"[^>]*? data-config="([^"]*)"')
@@ -153,7 +152,8 @@ CONFIG_RE = re.compile(r'<div class="attn-lab" data-lab="[a-z_]+"[^>]*? data-con
 def test_a_page_with_labs_starts_python_from_the_top_of_its_head(built_site):
     """A lesson with labs starts the runtime first thing in its head (hooks/preload.py),
     configured as its first lab's controller would be: the placeholder's runtime and
-    lab name. A page without labs starts nothing."""
+    lab name. A page without labs starts nothing. Every page, 404.html too, holds
+    Material's search index (search-hold.js, inline) until the reader opens search."""
     site, _ = built_site
     for page in sorted((site / "lessons").glob("*/index.html")):
         text = page.read_text("utf-8")
@@ -182,8 +182,19 @@ def test_a_page_with_labs_starts_python_from_the_top_of_its_head(built_site):
     # inlined, not published as files
     assert not (site / "javascripts" / "runtime" / "start-worker.js").exists()
     assert not (site / "javascripts" / "runtime" / "search-hold.js").exists()
-    for other in ("index.html", "glossary/index.html", "explorer/index.html"):
-        assert "runtime.preload" not in (site / other).read_text("utf-8"), other
+    hold = "".join(
+        x
+        for x in (ROOT / "docs/javascripts/runtime/search-hold.js")
+        .read_text("utf-8")
+        .splitlines(True)
+        if not x.lstrip().startswith("//")
+    )
+    for other in ("index.html", "glossary/index.html", "explorer/index.html", "404.html"):
+        text = (site / other).read_text("utf-8")
+        assert "runtime.preload" not in text, other
+        # every page holds Material's search index until the reader opens search
+        top = f'<meta charset="utf-8"><script data-hold="search">{hold}</script>'
+        assert text.count('data-hold="search"') == 1 and top in text, other
 
 
 # Each kind of error is tested where it is raised, without a build: lab fences in

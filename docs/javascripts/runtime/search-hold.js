@@ -1,16 +1,15 @@
-// Holds Material's search index until Python has started, on a page with labs.
-// build_scripts/hooks/preload.py inlines this file in the head, ahead of Material's bundle,
-// as a script whose data-settled attribute names the event the runtime dispatches when
-// Python's start-up is over (LabRuntime.whenSettled).
+// Holds Material's search index until the reader opens search, on every page.
+// build_scripts/hooks/preload.py inlines this file in the head, ahead of Material's bundle.
 //
-// Why: Material's search worker builds its index of the whole site (lunr) as the page opens,
-// about a second of CPU that, on two cores, takes one from Python's start-up beside the
-// page's own main thread. So the messages the page posts to that worker (the index first)
-// wait here until that event, or until the reader opens search or focuses its field; then
-// they go in order and the page gets the browser's Worker back. Every other worker
-// (Python's) is the browser's own.
+// Why: Material's search worker builds its index of the whole site (lunr) as each page
+// opens: some 0.3 s of CPU in Chromium on a 2-core machine, more on a phone, on every page a
+// reader opens, though most readers never search; on a page with labs it would also take a
+// core from Python's start-up. So the messages the page posts to that worker (the index
+// first) wait here until the reader opens search or focuses its field (a click, or one of
+// Material's keys: / s f); then they go in order, the index is built (Material says
+// "Initializing search" meanwhile) and the page gets the browser's Worker back. Every other
+// worker (Python's) is the browser's own.
 {
-  const settled = document.currentScript.dataset.settled;
   const Real = window.Worker;
   let held = [];
   let open = false;
@@ -44,7 +43,6 @@
   };
   Worker.prototype = Real.prototype;
   window.Worker = Worker;
-  addEventListener(settled, release);
   document.addEventListener(
     "change",
     (event) => {
