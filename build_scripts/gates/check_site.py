@@ -341,11 +341,25 @@ def _axe_problems(page, where: str) -> list[str]:
     return out
 
 
+# Python's start-up has failed: the runtime ended its worker, and the requests that worker
+# had open (the wasm it was compiling, a file whose error it had read) are never reported
+# finished, so the network never looks idle.
+FAILED_JS = "() => window.AttnLabs?.runtime?.state === 'failed'"
+SETTLE_STEP_MS = 250
+
+
 def _settle(page) -> None:
-    try:
-        page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
-    except Exception:  # a page that keeps polling is not an error here
-        pass
+    """Wait until the network is idle (500 ms without a request), at most ``SETTLE_MS``, or
+    until the page's Python has failed to start (``FAILED_JS``)."""
+    deadline = time.monotonic() + SETTLE_MS / 1000
+    while time.monotonic() < deadline:
+        try:
+            page.wait_for_load_state("networkidle", timeout=SETTLE_STEP_MS)
+            return
+        except Exception:  # a page that keeps polling is not an error here
+            pass
+        if page.evaluate(FAILED_JS):
+            return
 
 
 SCHEME_OF = {"light": "default", "dark": "slate"}  # prefers-color-scheme -> data-md-color-scheme

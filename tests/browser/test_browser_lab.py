@@ -214,6 +214,7 @@ def test_lab_works_again_after_instant_navigation(recorded):
     assert page.locator(".katex").count() > 5
 
 
+@pytest.mark.runtime  # Python's start-up, whatever the lab: left to make test
 def test_every_request_goes_to_the_local_server(recorded):
     page = recorded.page
     page.goto(recorded.base + LESSON)
@@ -239,6 +240,7 @@ def test_lab_follows_the_palette(recorded, scheme):
     assert (luminance < 100) if scheme == "slate" else (luminance > 150), bg
 
 
+@pytest.mark.runtime  # Python's start-up, whatever the lab: left to make test
 def test_python_that_cannot_load_says_so_and_retry_recovers(recorded, unavailable):
     page = recorded.page
     # The host fails NumPy's download; later it is back. (Server-side: Playwright's
@@ -264,6 +266,7 @@ def test_python_that_cannot_load_says_so_and_retry_recovers(recorded, unavailabl
     assert_same_as_cpython(lab_state(page))
 
 
+@pytest.mark.runtime  # Python's start-up, whatever the lab: left to make test
 def test_a_page_with_labs_starts_python_as_it_opens_wherever_the_lab_is(recorded):
     """The head's script starts the worker (hooks/preload.py), not the lab coming near
     view: the reader who scrolls to it finds Python loaded or loading."""
@@ -278,6 +281,7 @@ def test_a_page_with_labs_starts_python_as_it_opens_wherever_the_lab_is(recorded
     assert recorded.errors == []
 
 
+@pytest.mark.runtime  # Python's start-up, whatever the lab: left to make test
 def test_python_stays_loaded_across_instant_navigation(recorded):
     page = recorded.page
     page.goto(recorded.base + LESSON)
