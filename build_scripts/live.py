@@ -56,7 +56,15 @@ HOOK_SOURCES = (
 )
 IGNORED_PARTS = {"vendor", "__pycache__", ".git", "node_modules", ".ipynb_checkpoints"}
 IGNORED_SUFFIXES = (".pyc", ".swp", ".swx", ".tmp", "~", ".kate-swp")
-FULL_DOCS = ("data/", "glossary.md", "index.md")  # pages others are built from
+# Pages others are built from, and the classic scripts every page (search-hold.js) or every
+# lab page (start-worker.js) carries inline (hooks/preload.py: INLINE): each page again.
+FULL_DOCS = (
+    "data/",
+    "glossary.md",
+    "index.md",
+    "javascripts/runtime/start-worker.js",
+    "javascripts/runtime/search-hold.js",
+)
 LAB_MODULE = re.compile(r"^labs_py/attention_labs/labs/(?P<name>[a-z][a-z0-9_]*)\.py$")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import urllib.request
 
+from build_scripts.hooks import preload
 from build_scripts.live import plan
 from build_scripts.serve import LIVE_PATH, LiveChannel, make_server
 
@@ -39,6 +40,8 @@ def test_the_plan_rebuilds_only_what_a_change_needs(tmp_path):
     assert hooks.restart and not hooks.wheel
     css = plan({(Modified, str(root / "docs" / "stylesheets" / "site.css"))}, root, front)
     assert css.static == ["stylesheets/site.css"] and not css.full
+    for inline in preload.INLINE:  # in the heads' text, not a file of the site
+        assert plan({(Modified, str(root / "docs" / inline))}, root, front).full, inline
     ignored = {
         (Modified, str(root / "docs" / "vendor" / "katex" / "katex.js")),
         (Modified, str(root / "build_scripts" / "bench" / "bench.py")),
