@@ -45,28 +45,32 @@ publish-address: $(VENV)/.site-installed
 # CPU is some 20 min and one process kept about one core busy. TEST_JOBS=0: one process.
 TEST_JOBS ?= auto
 PYTEST_WORKERS := -n $(TEST_JOBS) --dist loadfile
+# One OpenMP/BLAS thread in each test process (torch, OpenBLAS, and the builds and notebooks
+# they start): there is a worker per core already, and each library's own threads, one per
+# core on top, only take cores from the other worker and from the browsers.
+TEST_ENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 ## test: lint, then every test (labs math vs PyTorch, build, headless Chromium, Firefox,
 ##   WebKit). The tiers alone (pytest markers, tests/conftest.py), as CI's parallel jobs run
 ##   them: test-python (no build), test-chromium (build, pages, gates, Chromium),
 ##   test-engines (Firefox and WebKit)
 test: $(VENV)/.test-installed build lint
-	$(PY) -m pytest $(PYTEST_WORKERS)
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS)
 
 test-python: $(VENV)/.test-installed
-	$(PY) -m pytest $(PYTEST_WORKERS) -m python
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS) -m python
 
 test-chromium: $(VENV)/.test-installed node_modules/.installed build
-	$(PY) -m pytest $(PYTEST_WORKERS) -m "build or browser"
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS) -m "build or browser"
 
 test-engines: $(VENV)/.test-installed build
-	$(PY) -m pytest $(PYTEST_WORKERS) -m engines
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS) -m engines
 
 ## check-lesson: what one lesson touches, in about 2 minutes: its page built (strict), its
 ##   claims test, its labs' CPython and Chromium tests, the browser gates on its page
 ##   e.g. make check-lesson NAME=04-masking (build_scripts/check_lesson.py)
 check-lesson: check-lesson-name $(VENV)/.test-installed node_modules/.installed build
-	$(PY) -m build_scripts.check_lesson "$(NAME)"
+	$(TEST_ENV) $(PY) -m build_scripts.check_lesson "$(NAME)"
 
 # check-lesson's first step: a NAME that is no lesson is refused before the build.
 check-lesson-name: $(VENV)/.site-installed
