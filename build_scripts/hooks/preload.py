@@ -222,13 +222,17 @@ def search_hold(docs: Path) -> str:
     return inline_script(docs, SEARCH_HOLD, HOLD_ATTRIBUTE)
 
 
+def head_top(html: str, text: str) -> str:
+    """``html`` with ``text`` right after its head's charset (``HEAD_START``), if it has one."""
+    return HEAD_START.sub(lambda m: m.group(0) + text, html, count=1)
+
+
 def on_post_template(html: str, template_name: str, config) -> str:
     """404.html (a theme template, not a page) with the search hold at the top of its head,
     as every page has it."""
-    if template_name != "404.html" or not HEAD_START.search(html):
+    if template_name != "404.html":
         return html
-    hold = search_hold(Path(config["docs_dir"]))
-    return HEAD_START.sub(lambda m: m.group(0) + hold, html, count=1)
+    return head_top(html, search_hold(Path(config["docs_dir"])))
 
 
 def on_post_page(html: str, page, config) -> str:
@@ -241,8 +245,7 @@ def on_post_page(html: str, page, config) -> str:
     script = provide_script(sorted(set(LAB.findall(html))), page.url, docs)
     start = start_script(html, page.url, docs)
     if HEAD_START.search(html):
-        top = start + search_hold(docs)
-        html = HEAD_START.sub(lambda m: m.group(0) + top, html, count=1)
+        html = head_top(html, start + search_hold(docs))
         # each module preloaded once: those of the start script are at the top already
         extra = "".join(link for link in LINK.findall(extra) if link not in start)
     return html.replace("</head>", extra + script + "</head>", 1)

@@ -149,6 +149,12 @@ START_RE = re.compile(
 CONFIG_RE = re.compile(r'<div class="attn-lab" data-lab="[a-z_]+"[^>]*? data-config="([^"]*)"')
 
 
+def inlined(name: str) -> str:
+    """runtime/``name``'s text as a page's head carries it: less its comment-only lines."""
+    lines = (ROOT / "docs/javascripts/runtime" / name).read_text("utf-8").splitlines(True)
+    return "".join(x for x in lines if not x.lstrip().startswith("//"))
+
+
 def test_a_page_with_labs_starts_python_from_the_top_of_its_head(built_site):
     """A lesson with labs starts the runtime first thing in its head (hooks/preload.py),
     configured as its first lab's controller would be: the placeholder's runtime and
@@ -165,10 +171,8 @@ def test_a_page_with_labs_starts_python_from_the_top_of_its_head(built_site):
         start, early, url, config, lab, hold = found[0]
         # the two classic scripts are the files' text, inline, less their comment lines;
         # the page's data is JSON
-        runtime = ROOT / "docs" / "javascripts" / "runtime"
         for inline, name in ((early, "start-worker.js"), (hold, "search-hold.js")):
-            lines = (runtime / name).read_text("utf-8").splitlines(keepends=True)
-            assert inline == "".join(x for x in lines if not x.lstrip().startswith("//")), page
+            assert inline == inlined(name), page
         start = json.loads(start)
         assert (page.parent / start["worker"]).resolve() == (
             site / "javascripts" / "runtime" / "pyodide-worker.js"
@@ -182,13 +186,7 @@ def test_a_page_with_labs_starts_python_from_the_top_of_its_head(built_site):
     # inlined, not published as files
     assert not (site / "javascripts" / "runtime" / "start-worker.js").exists()
     assert not (site / "javascripts" / "runtime" / "search-hold.js").exists()
-    hold = "".join(
-        x
-        for x in (ROOT / "docs/javascripts/runtime/search-hold.js")
-        .read_text("utf-8")
-        .splitlines(True)
-        if not x.lstrip().startswith("//")
-    )
+    hold = inlined("search-hold.js")
     for other in ("index.html", "glossary/index.html", "explorer/index.html", "404.html"):
         text = (site / other).read_text("utf-8")
         assert "runtime.preload" not in text, other
