@@ -23,8 +23,11 @@ def page(browser, server):
 
 
 def observed(steps: dict[str, list[int]]) -> bool:
-    """Every step reports its long tasks as a list of whole milliseconds of 50 and more."""
-    return all(all(isinstance(d, int) and d >= 50 for d in tasks) for tasks in steps.values())
+    """Every step reports its long tasks as a list of whole milliseconds.
+
+    Not "of 50 and more": Chromium's 'longtask' entries are not all 50 ms or more once
+    rounded; one came out at 49 in a two-worker run of the browser tier ([74, 49, 90])."""
+    return all(all(isinstance(d, int) and d > 0 for d in tasks) for tasks in steps.values())
 
 
 def test_the_longest_sentence_draws_opens_a_head_and_comes_back_throttled(page):
