@@ -68,13 +68,23 @@ def unavailable(server):
     paths.clear()
 
 
+# WebAssembly in the tests' Chromium is compiled by V8's baseline compiler (Liftoff) only,
+# never re-compiled by its optimising one (TurboFan): the tests start Python more than 120 times
+# and looks at what it computes, not how fast, and re-compiling Pyodide's and NumPy's hot
+# functions took the two cores from the other test worker. The tests of the
+# browser and engines tiers together, two workers: 519 s -> 423 s (one two-core machine,
+# quiet, one run each).
+# `make bench` and the gates (check_site.py) keep V8's defaults: what a reader's browser does.
+TEST_CHROMIUM_ARGS = ["--js-flags=--liftoff-only"]
+
+
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         try:
-            chromium = launch(pw)
+            chromium = launch(pw, extra_args=TEST_CHROMIUM_ARGS)
         except BrowserNotFound as err:
             pytest.fail(str(err))
         yield chromium

@@ -43,6 +43,9 @@ def chromium_path() -> str:
     raise BrowserNotFound(NOT_FOUND)
 
 
-def launch(playwright, **kwargs):
-    """``playwright.chromium.launch`` on Debian's Chromium with ``CHROMIUM_ARGS``."""
-    return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, **kwargs)
+def launch(playwright, extra_args=(), **kwargs):
+    """``playwright.chromium.launch`` on Debian's Chromium with ``CHROMIUM_ARGS``, then
+    ``extra_args`` (the tests' own: tests/conftest.py)."""
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), args=[*CHROMIUM_ARGS, *extra_args], **kwargs
+    )
