@@ -122,8 +122,9 @@ def firefox():
     return webdriver.Firefox(options=options, service=service)
 
 
-def webkit():
-    """WebKitGTK's MiniBrowser on a virtual display of its own."""
+def webkit(env: dict[str, str] | None = None):
+    """WebKitGTK's MiniBrowser on a virtual display of its own; ``env``: more environment for
+    its processes (JavaScriptCore reads its options from ``JSC_<name>`` variables)."""
     from selenium import webdriver
     from selenium.webdriver.webkitgtk.service import Service
 
@@ -134,7 +135,8 @@ def webkit():
     display = VirtualDisplay()
     # A private profile directory: WebKit's caches must not leak from one run to the next.
     home = tempfile.mkdtemp(prefix="webkit-")
-    env = dict(os.environ, DISPLAY=display.display, XDG_CACHE_HOME=home, XDG_DATA_HOME=home)
+    env = dict(os.environ, **(env or {}))
+    env.update(DISPLAY=display.display, XDG_CACHE_HOME=home, XDG_DATA_HOME=home)
     try:
         service = Service(executable_path=driver_path, log_output=subprocess.DEVNULL, env=env)
         driver = webdriver.WebKitGTK(options=options, service=service)
@@ -155,12 +157,13 @@ def webkit():
     return driver
 
 
-def launch(engine: str):
-    """A Selenium WebDriver for ``engine`` ("firefox" or "webkit"); call ``.quit()`` after."""
+def launch(engine: str, webkit_env: dict[str, str] | None = None):
+    """A Selenium WebDriver for ``engine`` ("firefox" or "webkit"); call ``.quit()`` after.
+    ``webkit_env``: more environment for WebKit's processes (``webkit``)."""
     if engine == "firefox":
         return firefox()
     if engine == "webkit":
-        return webkit()
+        return webkit(webkit_env)
     raise ValueError(f"unknown engine {engine!r}: one of {', '.join(ENGINES)}")
 
 
