@@ -122,9 +122,9 @@ def firefox():
     return webdriver.Firefox(options=options, service=service)
 
 
-def webkit(env: dict[str, str] | None = None):
-    """WebKitGTK's MiniBrowser on a virtual display of its own; ``env``: more environment for
-    its processes (JavaScriptCore reads its options from ``JSC_<name>`` variables)."""
+def webkit(extra_env: dict[str, str] | None = None):
+    """WebKitGTK's MiniBrowser on a virtual display of its own; ``extra_env``: more
+    environment for its processes (JavaScriptCore reads options from ``JSC_<name>``)."""
     from selenium import webdriver
     from selenium.webdriver.webkitgtk.service import Service
 
@@ -135,7 +135,7 @@ def webkit(env: dict[str, str] | None = None):
     display = VirtualDisplay()
     # A private profile directory: WebKit's caches must not leak from one run to the next.
     home = tempfile.mkdtemp(prefix="webkit-")
-    env = dict(os.environ, **(env or {}))
+    env = dict(os.environ, **(extra_env or {}))
     env.update(DISPLAY=display.display, XDG_CACHE_HOME=home, XDG_DATA_HOME=home)
     try:
         service = Service(executable_path=driver_path, log_output=subprocess.DEVNULL, env=env)
