@@ -68,13 +68,10 @@ def unavailable(server):
     paths.clear()
 
 
-# WebAssembly in the tests' Chromium is compiled by V8's baseline compiler (Liftoff) only,
-# never re-compiled by its optimising one (TurboFan): the tests start Python more than 120
-# times and check what it computes, not how fast, and re-compiling Pyodide's and NumPy's hot
-# functions took the cores from the other test worker. Per Python start (lesson 3, to
-# ready): about 3.6 s of Chromium's CPU without the flag, 2.95 s with it; the browser and
-# engines tiers, two workers: 519 s -> 423 s (one two-core machine, quiet, one run each).
-# `make bench` and `make check-site` keep V8's defaults: what a reader's browser does.
+# WebAssembly by V8's baseline compiler (Liftoff) only: the tests check what Python
+# computes, not how fast, and re-optimising Pyodide at every start took the cores from the
+# other worker. `make bench` and `make check-site` keep the defaults, as a reader's browser
+# does. Measured: CONTRIBUTING.md, "Workers".
 TEST_CHROMIUM_ARGS = ["--js-flags=--liftoff-only"]
 
 

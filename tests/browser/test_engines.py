@@ -109,11 +109,8 @@ def isolated(site_url):
     httpd.shutdown()
 
 
-# WebKit's WebAssembly compiled by its baseline tier (BBQ) only, never re-compiled by its
-# optimising one (OMG), as in the tests' Chromium (conftest.py). Quiet, one process, 2 runs
-# each: this module's WebKit tests alone 74 / 72 s -> 66 / 63 s; the whole module 98 / 108 s
-# -> 95 / 101 s. Firefox keeps its defaults: its baseline-only compiler made the SmolLM2
-# test slower (7.8 -> 13.5 s). `make bench` keeps every engine's defaults.
+# WebKit's WebAssembly by its baseline tier (BBQ) only, as the tests' Chromium's
+# (conftest.py); Firefox keeps its defaults. Measured: CONTRIBUTING.md, "Workers".
 TEST_WEBKIT_ENV = {"JSC_useOMGJIT": "false"}
 
 
