@@ -33,8 +33,8 @@ PLAYWRIGHT_DISABLED_FEATURES = (
     "msEdgeUpdateLaunchServicesPreferredVersion",
 )
 # Ours: the browser's own UI that no page uses. Each new window (every Playwright context is
-# one) starts the address bar's WebUI popup in a renderer of its own, never shown headless:
-# about 0.5 s of CPU per context (CONTRIBUTING.md, "Workers").
+# one) starts the address bar's WebUI popup in a renderer of its own, never shown headless.
+# Measured: CONTRIBUTING.md, "Workers".
 DISABLED_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
 CHROMIUM_ARGS = [
     "--headless",
