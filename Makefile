@@ -43,8 +43,10 @@ publish-address: $(VENV)/.site-installed
 # The test verbs run pytest on every core (pytest-xdist): each test file whole on one worker,
 # so a module's shared build, browser and Python start happen once. On 2 cores the suite's
 # CPU is some 20 min and one process kept about one core busy. TEST_JOBS=0: one process.
+# --no-loadscope-reorder: hand out the files in tests/conftest.py's order (the long ones
+# first), not xdist's own (most tests first), which left a two-test, minute-long module last.
 TEST_JOBS ?= auto
-PYTEST_WORKERS := -n $(TEST_JOBS) --dist loadfile
+PYTEST_WORKERS := -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 # One OpenMP/BLAS thread in each test process (torch, OpenBLAS, and the builds and notebooks
 # they start): there is a worker per core already, and each library's own threads, one per
 # core on top, only take cores from the other worker and from the browsers.

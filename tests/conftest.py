@@ -29,8 +29,9 @@ def pytest_collection_modifyitems(config, items):
                 )
             item.add_marker(getattr(pytest.mark, tier))
     # The modules with a slow test first, each whole and in its order: pytest-xdist hands
-    # out files in this order, so the longest start early instead of running alone at the
-    # end while the other workers idle.
+    # out files in this order (the Makefile's --no-loadscope-reorder; by default it hands
+    # out the files with the most tests first), so the longest start early instead of
+    # running alone at the end while the other workers idle.
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow)
 
