@@ -235,6 +235,18 @@ async function gunzip(bytes) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+/** The folder packages install into (/lib/python3.12/site-packages). */
+const sitePackages = (pyodide) =>
+  pyodide.runPython("import site\nsite.getsitepackages()[0]");
+
+/** Python code that makes the import system see files just written into `folder` (a
+ * sys.path entry: site-packages). Only that folder's finder forgets its listing:
+ * importlib.invalidate_caches() would also re-read the stdlib zip's index and import
+ * importlib.metadata, tens of milliseconds of start-up (CONTRIBUTING, "Python's start-up"). */
+const forgetListing = (folder) =>
+  `import sys\nfinder = sys.path_importer_cache.get(${JSON.stringify(folder)})\n` +
+  "if finder is not None: finder.invalidate_caches()\ndel finder";
+
 /**
  * Install a package from its archive (build_scripts/vendor/precompile_pyodide.py: the
  * compiled wheel's files as one .tar.gz), given as the gunzipped `tar`, into
@@ -244,7 +256,7 @@ async function gunzip(bytes) {
  * not need (numpy.random, numpy.fft, NumPy's test modules) cost nothing until used.
  */
 function installArchive(pyodide, name, tar) {
-  const site = pyodide.runPython("import site\nsite.getsitepackages()[0]");
+  const site = sitePackages(pyodide);
   const { FS } = pyodide;
   const made = new Set();
   for (const [path, data] of tarFiles(tar)) {
@@ -254,7 +266,7 @@ function installArchive(pyodide, name, tar) {
     made.add(folder);
     FS.writeFile(file, data, { canOwn: true });
   }
-  pyodide.runPython("import importlib\nimportlib.invalidate_caches()");
+  pyodide.runPython(forgetListing(site));
   pyodide.loadedPackages[name] = "self-hosted archive"; // a later loadPackage skips it
 }
 
@@ -367,10 +379,8 @@ async function init({
     throw new Error(`${describe(wheelURL)} is damaged (${lastLine(err)}). ${HOST_HINT}`);
   }
   mark("labs wheel installed");
-  const runLabJson = pyodide.runPython(
-    "import importlib; importlib.invalidate_caches()\n" +
-      "from attention_labs.labs import run_lab_json\nrun_lab_json",
-  );
+  pyodide.runPython(forgetListing(sitePackages(pyodide)));
+  const runLabJson = pyodide.runPython("from attention_labs.labs import run_lab_json\nrun_lab_json");
   mark("import attention_labs.labs");
   // Code cells' module, imported on first use or once Python is idle after "ready".
   let cells = null;
