@@ -112,7 +112,8 @@ vendor: $(VENV)/.site-installed $(VENV)/.weights-all-installed
 
 ## wheel: the labs package (labs_py/) as the wheel the browser installs, its modules
 ##   precompiled to .pyc by the vendored Pyodide (sources kept; build_scripts/vendor/labs_wheel.py),
-##   and as the pure-Python wheel the downloaded notebooks install (docs/vendor/labs/py3/)
+##   beside it the same files as the .tar.gz the worker unpacks itself, and as the
+##   pure-Python wheel the downloaded notebooks install (docs/vendor/labs/py3/)
 wheel: $(VENV)/.site-installed
 	rm -rf docs/vendor/labs build/labs-wheel
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w build/labs-wheel .

@@ -157,6 +157,7 @@ def init_message(runtime: dict, lab: str, page_url: str) -> dict:
         "indexURL": runtime.get("pyodide_index_url")
         or rel(runtime.get("pyodide") or "vendor/pyodide/").rstrip("/") + "/",
         "wheelURL": rel(runtime.get("wheel")),
+        "labsURL": rel(runtime.get("labs")),
         "stdlibURL": rel(runtime.get("stdlib")),
         "stdlibMoreURL": rel(runtime.get("stdlib_more")),
         "lockFileURL": rel(runtime.get("lock_file")),

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from build_scripts.vendor.labs_wheel import archive_of
+
 MANIFEST = Path("vendor/manifest.json")
 WHEELS = Path("vendor/labs")
 
@@ -24,7 +26,8 @@ def _file_check(path: Path) -> dict:
 
 
 def configure(config) -> dict:
-    """The runtime (``BuildState.runtime``: {wheel, pyodide_index_url, pyodide, expect, ...})
+    """The runtime (``BuildState.runtime``: {wheel, labs (its archive, where there is
+    one), pyodide_index_url, pyodide, expect, ...})
     from the vendored runtime under ``config["docs_dir"]`` and ``extra.labs``; PluginError
     saying which make target to run when it is missing."""
     manifest = Path(config["docs_dir"]) / MANIFEST
@@ -41,6 +44,11 @@ def configure(config) -> dict:
         )
     settings = config["extra"].get("labs") or {}
     wheel = f"{WHEELS.as_posix()}/{wheels[0].name}"
+    # The wheel's files as the .tar.gz the worker unpacks itself (labs_wheel.write_archive),
+    # where 'make wheel' wrote one; the wheel is what Pyodide installs otherwise.
+    archive = archive_of(wheels[0])
+    labs = f"{WHEELS.as_posix()}/{archive.name}" if archive.is_file() else None
+    checked = {wheel: wheels[0]} | ({labs: archive} if labs else {})
     runtime = dict(
         wheel=wheel,
         # Self-hosted by default; a site may opt into a CDN with extra.labs.pyodide_index_url.
@@ -49,8 +57,12 @@ def configure(config) -> dict:
         # site-relative path -> {size, sha256}: the worker names a cut-off or damaged file
         # (not the wheel in make serve's builds, build_scripts/live.py: each labs edit
         # changes it, and only the pages that name the edited lab are rendered again)
-        expect={wheel: _file_check(wheels[0])} if settings.get("check_wheel", True) else {},
+        expect={path: _file_check(file) for path, file in checked.items()}
+        if settings.get("check_wheel", True)
+        else {},
     )
+    if labs:
+        runtime["labs"] = labs
     # The stdlib and NumPy precompiled at vendor time (build_scripts/vendor/vendor.py), on
     # our own host only: a CDN serves the official files.
     pre = json.loads(manifest.read_text("utf-8")).get("precompiled")

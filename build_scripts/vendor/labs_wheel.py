@@ -18,7 +18,11 @@ own wheel carries the files' dates, which do not matter here). The wheel's sha25
 whatever the sources give; the site checks it as built (hooks/runtime.py), and
 tests/build/test_vendor.py rebuilds it and compares.
 
-Beside it, in ``py3/``, the same pip wheel for CPython (``pure_wheel``: pure Python, no
+Beside the wheel, its files as a ``.tar.gz`` of the same name (``write_archive``): what the
+browser's worker installs, unpacking it itself as it does NumPy's archive; the wheel is
+what Pyodide's ``unpackArchive`` installs where the archive cannot be used.
+
+Beside them, in ``py3/``, the same pip wheel for CPython (``pure_wheel``: pure Python, no
 bytecode), rewritten as reproducibly: the companion notebooks' first cell installs it from
 the site (build_scripts/hooks/notebooks.py).
 """
@@ -33,7 +37,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from build_scripts.files import atomic_file
+from build_scripts.files import atomic_file, write_atomic
+from build_scripts.vendor.precompile_pyodide import tar_gz_bytes
 from build_scripts.vendor.vendor import REPO, VendorError, run_in_pyodide
 
 PACKAGE = "attention_labs"
@@ -42,6 +47,7 @@ WHAT = "labs wheel"
 TAG = "cp312"  # Pyodide 0.27.7's CPython 3.12: the bytecode is for it only
 PURE = "py3"  # the folder of the pure-Python wheel, under the site's wheel folder
 DATE = (1980, 1, 1, 0, 0, 0)  # zip's earliest date, as precompile_pyodide.py writes
+ARCHIVE = ".tar.gz"
 
 
 def numpy_wheel(pyodide: Path = PYODIDE) -> Path:
@@ -58,6 +64,26 @@ def compiled_name(wheel: str) -> str:
     (a build tag, and the only interpreter its bytecode is for)."""
     name, version = wheel.split("-")[:2]
     return f"{name}-{version}-0pyc-{TAG}-none-any.whl"
+
+
+def archive_of(wheel: Path) -> Path:
+    """The labs' archive beside ``wheel``: its name with ``.tar.gz`` for ``.whl``."""
+    return wheel.with_name(wheel.name.removesuffix(".whl") + ARCHIVE)
+
+
+def write_archive(wheel: Path, level: int = 9) -> Path:
+    """The files of ``wheel`` (its RECORD too) as a .tar.gz beside it (``archive_of``; gzip
+    ``level``), which the browser's worker unpacks with no Python (pyodide-worker.js
+    ``installArchive``), where Pyodide's ``unpackArchive`` of the wheel runs Python's
+    zipfile during start-up. Other labs archives there are removed. Returns its path."""
+    with zipfile.ZipFile(wheel) as zf:
+        members = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+    out = archive_of(wheel)
+    for old in wheel.parent.glob(f"{PACKAGE}-*{ARCHIVE}"):
+        if old != out:
+            old.unlink()
+    write_atomic(out, tar_gz_bytes(members, level))
+    return out
 
 
 def pip_wheel(src_dir: Path) -> Path:
@@ -125,6 +151,7 @@ def dev_wheel(package: Path, dest: Path) -> Path:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o100644 << 16
             out.writestr(info, members[name], compresslevel=1)
+    write_archive(dest / template.name, level=1)
     return dest / template.name
 
 
@@ -152,6 +179,7 @@ def precompile_labs(src_dir: Path, dest: Path, pyodide: Path = PYODIDE) -> dict:
         for old in dest.glob("*.whl"):
             old.unlink()
         shutil.move(out, dest / out.name)
+    write_archive(dest / out.name)
     return done
 
 
@@ -169,6 +197,7 @@ def main(argv=None) -> int:
     try:
         if args.sources_only:
             browser = pure_wheel(args.src, args.dest)
+            write_archive(browser)
             pure = pure_wheel(args.src, args.dest / PURE)
             print(f"wheel: {browser.name} with sources only (make wheel precompiles it)")
             return 0

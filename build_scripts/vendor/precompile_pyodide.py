@@ -1,4 +1,5 @@
-"""Runs INSIDE Pyodide (under Node, started by precompile_pyodide.mjs), never in CPython.
+"""Runs INSIDE Pyodide (under Node, started by precompile_pyodide.mjs), never in CPython
+(except ``tar_gz_bytes``, which labs_wheel.py also uses for the labs' archive).
 
 Bytecode is only valid for the exact interpreter that reads it, so the ``.pyc`` files the
 browser will load are written by the browser's own CPython build (Pyodide 0.27.7's 3.12).
@@ -60,8 +61,9 @@ def _write(members: dict[str, bytes], out: str, compress: int) -> None:
         f.write(buf.getvalue())
 
 
-def _write_tar_gz(members: dict[str, bytes], out: str) -> None:
-    """``members`` as a gzip-compressed ustar archive (sorted, one fixed date, no owner):
+def tar_gz_bytes(members: dict[str, bytes], level: int = 9) -> bytes:
+    """``members`` as a gzip-compressed ustar archive (sorted, one fixed date, no owner;
+    gzip ``level``):
     the worker unpacks it with one native gunzip and no Python (pyodide-worker.js
     ``installArchive``), where a wheel's per-file deflate costs Python's zipfile."""
     import gzip
@@ -73,8 +75,13 @@ def _write_tar_gz(members: dict[str, bytes], out: str) -> None:
             info = tarfile.TarInfo(name)
             info.size, info.mode, info.mtime = len(members[name]), 0o644, 315532800  # 1980
             tf.addfile(info, io.BytesIO(members[name]))
+    return gzip.compress(buf.getvalue(), compresslevel=level, mtime=0)
+
+
+def write_tar_gz(members: dict[str, bytes], out: str) -> None:
+    """``tar_gz_bytes(members)`` written to ``out``."""
     with open(out, "wb") as f:
-        f.write(gzip.compress(buf.getvalue(), compresslevel=9, mtime=0))
+        f.write(tar_gz_bytes(members))
 
 
 def used_members(keep: list[str]) -> set[str]:
@@ -210,7 +217,7 @@ def precompile_wheel(
     members[record] = ("".join(lines) + f"{record},,\n").encode()
     _write(members, out, compress)
     if archive:
-        _write_tar_gz(members, archive)
+        write_tar_gz(members, archive)
     return {"compiled": compiled, "dropped": dropped, "members": len(members)}
 
 

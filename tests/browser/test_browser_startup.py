@@ -27,13 +27,13 @@ LAB = ".attn-lab[data-lab=attention_pattern]"
 @functools.cache
 def built() -> dict[str, str]:
     """The built site's file names, read when a test runs (collecting needs no site/):
-    {stdlib}, {stdlib_more}, {numpy} (the archive the worker unpacks), {labs}."""
+    {stdlib}, {stdlib_more}, {numpy} and {labs} (the archives the worker unpacks)."""
     pre = json.loads((SITE / "vendor" / "manifest.json").read_text("utf-8"))["precompiled"]
     return {
         "stdlib": Path(pre["stdlib"]).name,
         "stdlib_more": Path(pre["stdlib_more"]).name,
         "numpy": Path(pre["archives"]["numpy"]).name,
-        "labs": next((SITE / "vendor" / "labs").glob("attention_labs-*.whl")).name,
+        "labs": next((SITE / "vendor" / "labs").glob("attention_labs-*.tar.gz")).name,
     }
 
 

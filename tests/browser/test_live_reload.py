@@ -7,6 +7,7 @@ build_scripts/bench/bench_live.py's (the same LiveProject)."""
 
 from __future__ import annotations
 
+import tarfile
 import zipfile
 
 import pytest
@@ -75,4 +76,7 @@ def test_a_labs_edit_rebuilds_the_wheel_and_the_labs_first_result(live, page):
     (wheel,) = (live.top / "docs" / "vendor" / "labs").glob("attention_labs-*.whl")
     with zipfile.ZipFile(wheel) as zf:  # the browser's wheel holds the edit too
         assert b"answer-1" in zf.read("attention_labs/labs/live_probe.py")
+    # and so does the archive the worker unpacks
+    with tarfile.open(wheel.with_name(wheel.name[: -len(".whl")] + ".tar.gz"), "r:gz") as tar:
+        assert b"answer-1" in tar.extractfile("attention_labs/labs/live_probe.py").read()
     assert page.evaluate("() => crossOriginIsolated") is True

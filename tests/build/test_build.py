@@ -75,6 +75,10 @@ def test_lesson_placeholder_holds_the_lessons_params_and_initial_result(built_si
     assert data["initial"] == run_lab("attention_pattern", params)
     wheel = data["runtime"]["wheel"]
     assert (site / wheel).is_file(), wheel  # relative to the site root
+    # the wheel's files as the archive the worker unpacks, checked as it downloads
+    labs = data["runtime"]["labs"]
+    assert labs == wheel.removesuffix(".whl") + ".tar.gz" and (site / labs).is_file(), labs
+    assert data["runtime"]["expect"][labs]["size"] == (site / labs).stat().st_size
     assert data["runtime"]["pyodide"] == "vendor/pyodide/"
 
 

@@ -456,6 +456,12 @@ def test_on_config_fills_the_runtime_in_the_placeholder(tmp_path):
         "expect": {wheel: {"size": 0, "sha256": hashlib.sha256(b"").hexdigest()}},
     }
     assert runtime.configure({"docs_dir": str(docs), "extra": {}})["pyodide_index_url"] is None
+    # with the wheel's archive beside it (make wheel writes one), the worker gets that
+    archive = "vendor/labs/attention_labs-0.0.0-py3-none-any.tar.gz"
+    (docs / archive).write_bytes(b"gz")
+    found = runtime.configure({"docs_dir": str(docs), "extra": {}})
+    assert found["labs"] == archive
+    assert found["expect"][archive] == {"size": 2, "sha256": hashlib.sha256(b"gz").hexdigest()}
     # the state is passed to the page, not kept: a page rendered without it has none
     assert (
         payloads(render_lab_fences("```lab\nlab: attention_pattern\n```", "x.md"))[0]["runtime"]

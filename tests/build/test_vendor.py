@@ -763,6 +763,14 @@ def test_labs_wheel_build_is_reproducible_and_imports_in_pyodide_without_compili
     (made,) = (tmp_path / "out").glob("*.whl")
     assert made.name == _labs_wheel().name
     assert sha(made.read_bytes()) == sha(_labs_wheel().read_bytes())
+    # the archive the worker unpacks: the wheel's files, reproducibly
+    (archive,) = (tmp_path / "out").glob("*.tar.gz")
+    assert archive == labs_wheel.archive_of(made)
+    assert sha(archive.read_bytes()) == sha(labs_wheel.archive_of(_labs_wheel()).read_bytes())
+    with zipfile.ZipFile(made) as zf, tarfile.open(archive, "r:gz") as tar:
+        assert {m.name: tar.extractfile(m).read() for m in tar.getmembers()} == {
+            n: zf.read(n) for n in zf.namelist() if not n.endswith("/")
+        }
     # the pure-Python wheel the notebooks install: pip's members, reproducibly written
     pure = labs_wheel.pure_wheel(tmp_path / "pip", tmp_path / "out" / labs_wheel.PURE)
     (site_pure,) = (VENDORED / "labs" / labs_wheel.PURE).glob("*.whl")
@@ -775,6 +783,29 @@ def test_labs_wheel_build_is_reproducible_and_imports_in_pyodide_without_compili
         assert {(i.date_time, i.external_attr >> 16) for i in zf.infolist()} == {
             ((1980, 1, 1, 0, 0, 0), 0o100644)
         }
+
+
+def test_labs_archive_holds_the_wheels_files_and_replaces_other_archives(tmp_path):
+    """Beside each browser wheel labs_wheel writes, the .tar.gz of its files (what the
+    worker unpacks); an archive of another wheel there is removed."""
+    from build_scripts.vendor import labs_wheel
+
+    stale = tmp_path / "attention_labs-0.1.0-0pyc-cp312-none-any.tar.gz"
+    stale.write_bytes(b"old")
+    wheel = make_zip(
+        tmp_path / "attention_labs-0.1.0-py3-none-any.whl",
+        {"attention_labs/__init__.py": b"x = 1\n", "attention_labs-0.1.0.dist-info/RECORD": b""},
+    )
+    archive = labs_wheel.write_archive(wheel)
+    assert archive == tmp_path / "attention_labs-0.1.0-py3-none-any.tar.gz"
+    assert not stale.exists()
+    with tarfile.open(archive, "r:gz") as tar:
+        assert sorted(tar.getnames()) == [
+            "attention_labs-0.1.0.dist-info/RECORD",
+            "attention_labs/__init__.py",
+        ]
+        assert tar.extractfile("attention_labs/__init__.py").read() == b"x = 1\n"
+    assert labs_wheel.write_archive(wheel).read_bytes() == archive.read_bytes()
 
 
 def test_labs_wheel_needs_exactly_one_wheel_from_pip(tmp_path):

@@ -86,6 +86,7 @@ export class LabRuntime extends EventTarget {
       type: "init",
       indexURL: cfg.pyodide_index_url || new URL(cfg.pyodide || "vendor/pyodide/", SITE_ROOT).href,
       wheelURL: siteURL(cfg.wheel),
+      labsURL: siteURL(cfg.labs),
       stdlibURL: siteURL(cfg.stdlib),
       stdlibMoreURL: siteURL(cfg.stdlib_more),
       lockFileURL: siteURL(cfg.lock_file),

@@ -1,8 +1,9 @@
 // The Python side of the labs: Pyodide + NumPy + the attention_labs wheel, in a worker so
 // that loading and computing never freeze the page.
 //
-// Messages in:  {type: "init", indexURL, wheelURL, stdlibURL?, stdlibMoreURL?, lockFileURL?,
-//                numpyURL?, expect?, interruptBuffer?, warmLab?}  (expect: {url: {size, sha256}})
+// Messages in:  {type: "init", indexURL, wheelURL, labsURL?, stdlibURL?, stdlibMoreURL?,
+//                lockFileURL?, numpyURL?, expect?, interruptBuffer?, warmLab?}
+//                (labsURL: the wheel's files as a .tar.gz; expect: {url: {size, sha256}})
 //               {type: "run", id, lab, params}        (params: a JSON string)
 //               {type: "source", id, source, params}  (a map source: the explorer's model
 //                                                     on the reader's text, an asset back)
@@ -231,13 +232,26 @@ function* tarFiles(bytes) {
 
 /** The bytes of a .tar.gz, gunzipped by the browser (DecompressionStream). */
 async function gunzip(bytes) {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+  const gz = new DecompressionStream("gzip");
+  const writer = gz.writable.getWriter();
+  writer.write(bytes).catch(() => {}); // a bad archive rejects the read below too
+  writer.close().catch(() => {});
+  return new Uint8Array(await new Response(gz.readable).arrayBuffer());
+}
+
+/** The gunzipped bytes of the .tar.gz at `url` (for installArchive); an Error naming the
+ * file if it is not gzip. */
+async function fetchArchive(url) {
+  const bytes = new Uint8Array(await fetchBytes(url));
+  try {
+    return await gunzip(bytes);
+  } catch (err) {
+    throw new Error(`${describe(url)} is damaged (${err.message}). ${HOST_HINT}`);
+  }
 }
 
 /** The folder packages install into (/lib/python3.12/site-packages). */
-const sitePackages = (pyodide) =>
-  pyodide.runPython("import site\nsite.getsitepackages()[0]");
+const sitePackages = (pyodide) => pyodide.runPython("import site\nsite.getsitepackages()[0]");
 
 /** Python code that makes the import system see files just written into `folder` (a
  * sys.path entry: site-packages). Only that folder's finder forgets its listing:
@@ -248,8 +262,8 @@ const forgetListing = (folder) =>
   "if finder is not None: finder.invalidate_caches()\ndel finder";
 
 /**
- * Install a package from its archive (build_scripts/vendor/precompile_pyodide.py: the
- * compiled wheel's files as one .tar.gz), given as the gunzipped `tar`, into
+ * Install a package from its archive (NumPy's: build_scripts/vendor/precompile_pyodide.py;
+ * the labs': labs_wheel.py; a wheel's files as one .tar.gz), given as the gunzipped `tar`, into
  * site-packages: file writes only, where Pyodide's loadPackage unzips in Python and loads
  * every extension module first. Here each extension module loads when Python first
  * imports it (a synchronous dlopen, allowed in a worker), so those `import numpy` does
@@ -281,6 +295,7 @@ const orFailure = (promise) => Promise.race([promise, startFailed]);
 async function init({
   indexURL,
   wheelURL,
+  labsURL,
   stdlibURL,
   stdlibMoreURL,
   lockFileURL,
@@ -295,23 +310,20 @@ async function init({
   // The wasm (10 MB) is asked for only once pyodide.asm.js has run, NumPy once Python has
   // started: both are downloaded from the start instead (the wasm is still compiled as it
   // streams in, and cached by the browser as before).
-  const archive = numpyURL?.endsWith(".tar.gz") && typeof DecompressionStream === "function";
+  const gunzips = typeof DecompressionStream === "function";
+  const archive = numpyURL?.endsWith(".tar.gz") && gunzips;
+  // The labs likewise: their archive where there is one, else the wheel (unpackArchive).
+  const labsArchive = Boolean(labsURL) && gunzips;
+  const labsFrom = labsArchive ? labsURL : wheelURL;
   guardDownloads(expect, [
     `${indexURL}pyodide.asm.wasm`,
     ...(numpyURL && !archive ? [numpyURL] : []),
   ]);
-  // Start the labs wheel's and NumPy's archive's downloads now (checked as they arrive)
-  // so that they overlap Pyodide's start-up.
-  const wheel = fetchBytes(wheelURL);
-  wheel.catch(() => {}); // reported when awaited below
-  // NumPy's archive is gunzipped as soon as it is here, while Python starts.
-  const numpy = archive
-    ? fetchBytes(numpyURL).then((bytes) =>
-        gunzip(bytes).catch((err) => {
-          throw new Error(`${describe(numpyURL)} is damaged (${err.message}). ${HOST_HINT}`);
-        }),
-      )
-    : null;
+  // Start the labs' and NumPy's downloads now (checked as they arrive) so that they overlap
+  // Pyodide's start-up; an archive is gunzipped as soon as it is here, while Python starts.
+  const labs = labsArchive ? fetchArchive(labsURL) : fetchBytes(wheelURL);
+  labs.catch(() => {}); // reported when awaited below
+  const numpy = archive ? fetchArchive(numpyURL) : null;
   numpy?.catch(() => {});
   try {
     importScripts(`${indexURL}pyodide.js`);
@@ -372,15 +384,21 @@ async function init({
   pyodide.runPython("import numpy");
   mark("import numpy (and its core C extension)");
   progress(4, "Installing the labs");
+  const labsBytes = await orFailure(labs);
   try {
-    pyodide.unpackArchive(await orFailure(wheel), "wheel");
+    if (labsArchive) {
+      installArchive(pyodide, "attention_labs", labsBytes);
+    } else {
+      pyodide.unpackArchive(labsBytes, "wheel");
+      pyodide.runPython(forgetListing(sitePackages(pyodide)));
+    }
   } catch (err) {
-    if (err === startError) throw err;
-    throw new Error(`${describe(wheelURL)} is damaged (${lastLine(err)}). ${HOST_HINT}`);
+    throw new Error(`${describe(labsFrom)} is damaged (${lastLine(err)}). ${HOST_HINT}`);
   }
-  mark("labs wheel installed");
-  pyodide.runPython(forgetListing(sitePackages(pyodide)));
-  const runLabJson = pyodide.runPython("from attention_labs.labs import run_lab_json\nrun_lab_json");
+  mark(labsArchive ? "labs installed (their archive unpacked)" : "labs wheel installed");
+  const runLabJson = pyodide.runPython(
+    "from attention_labs.labs import run_lab_json\nrun_lab_json",
+  );
   mark("import attention_labs.labs");
   // Code cells' module, imported on first use or once Python is idle after "ready".
   let cells = null;

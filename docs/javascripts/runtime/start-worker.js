@@ -17,6 +17,7 @@
   for (const key of [
     "indexURL",
     "wheelURL",
+    "labsURL",
     "stdlibURL",
     "stdlibMoreURL",
     "lockFileURL",
