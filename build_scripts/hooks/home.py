@@ -29,6 +29,7 @@ from mkdocs.utils.meta import get_data
 
 from .. import compress
 from ..files import write_atomic
+from ..vendor.labs_wheel import archive_of
 from . import lessons as lesson_files
 
 PLAN = Path("data/lessons.yaml")
@@ -97,8 +98,12 @@ def not_fetched(docs: Path) -> set[str]:
     where the stdlib and NumPy were precompiled at vendor time (docs/vendor/manifest.json,
     "precompiled"), the official stdlib, lock file and wheels the worker then skips, and the
     stdlib's second zip (fetched only when reader code first imports a module from it, or
-    one of NumPy's subpackages left out of its archive: numpy.ma, polynomial, testing)."""
+    one of NumPy's subpackages left out of its archive: numpy.ma, polynomial, testing), and
+    the labs wheel where its archive is beside it (the worker unpacks that instead)."""
     names = set(NOT_FETCHED)
+    for wheel in (docs / "vendor" / "labs").glob("attention_labs-*.whl"):
+        if archive_of(wheel).is_file():
+            names.add(wheel.name)
     manifest = docs / "vendor" / "manifest.json"
     pre = json.loads(manifest.read_text("utf-8")).get("precompiled") if manifest.is_file() else None
     if pre:

@@ -116,6 +116,9 @@ def test_home_page_states_what_a_lab_downloads_as_sent_and_unpacked():
     assert f"about {stated.sent / 1e6:.0f} MB as sent over the network" in text
     assert f"({stated.raw / 1e6:.0f} MB once unpacked)" in text
     assert 5e6 < stated.sent < stated.raw  # compressed, and a real payload
+    # the labs as the worker fetches them: their archive, not the wheel beside it
+    labs = [f for f in stated.files if f.startswith("vendor/labs/")]
+    assert [f.rsplit(".", 2)[-2:] for f in labs] == [["tar", "gz"]], labs
 
 
 def test_home_page_says_the_labs_heads_are_synthetic_and_names_the_real_model():
