@@ -120,6 +120,21 @@ def test_wasm_served_as_octet_stream_still_starts(page, host):
     page.wait_for_function(f"() => document.querySelector('{LAB}').dataset.runs >= 1")
 
 
+def test_without_the_labs_archive_the_wheel_is_installed(page, host):
+    """A runtime configured without the labs' archive (a site built before make wheel wrote
+    one) installs the labs wheel through Pyodide instead, and the lab recomputes."""
+    assert start(page, host.base, READY_MS)["state"] == "ready"
+    steps = "() => window.AttnLabs.runtime.timings.profile.map(([name]) => name)"
+    assert "labs installed (their archive unpacked)" in page.evaluate(steps)
+    page.evaluate(
+        "() => { const rt = window.AttnLabs.runtime; delete rt.config.labs; rt.restart(); }"
+    )
+    page.wait_for_function("() => window.AttnLabs.runtime.state === 'ready'", timeout=READY_MS)
+    assert "labs wheel installed" in page.evaluate(steps)
+    page.locator("input[id$='-causal']").check()
+    page.wait_for_function(f"() => document.querySelector('{LAB}').dataset.runs >= 1")
+
+
 @pytest.mark.parametrize(
     ("file", "how", "names", "says"),
     [
