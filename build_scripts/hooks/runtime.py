@@ -55,8 +55,9 @@ def configure(config) -> dict:
         pyodide_index_url=settings.get("pyodide_index_url") or None,
         pyodide="vendor/pyodide/",
         # site-relative path -> {size, sha256}: the worker names a cut-off or damaged file
-        # (not the wheel in make serve's builds, build_scripts/live.py: each labs edit
-        # changes it, and only the pages that name the edited lab are rendered again)
+        # (not the labs wheel and archive in make serve's builds, build_scripts/live.py:
+        # each labs edit changes them, and only the pages that name the edited lab are
+        # rendered again)
         expect={path: _file_check(file) for path, file in checked.items()}
         if settings.get("check_wheel", True)
         else {},
