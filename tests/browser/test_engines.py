@@ -242,6 +242,15 @@ def python_ready(d):
         "ready",
         None,
     ]
+    # katex-init.js renders the math out of view once Python's start-up is over, a few
+    # formulas per idle moment: the page's layout moves until it is done, and a click aimed
+    # at a lab control meanwhile can land on what moved there (seen in WebKit: an h2).
+    wait(
+        d,
+        "return !document.querySelector('.arithmatex:not(:has(.katex))')",
+        PYTHON_TIMEOUT_S,
+        what="the page's math to be rendered",
+    )
 
 
 # ----------------------------------------------------------------------------- lab
