@@ -21,6 +21,7 @@ from build_scripts.bench.bench_live import (
     wait_for_text,
 )
 from build_scripts.serve import LIVE_PATH
+from build_scripts.vendor.labs_wheel import archive_of
 
 pytestmark = pytest.mark.slow
 
@@ -77,6 +78,6 @@ def test_a_labs_edit_rebuilds_the_wheel_and_the_labs_first_result(live, page):
     with zipfile.ZipFile(wheel) as zf:  # the browser's wheel holds the edit too
         assert b"answer-1" in zf.read("attention_labs/labs/live_probe.py")
     # and so does the archive the worker unpacks
-    with tarfile.open(wheel.with_name(wheel.name[: -len(".whl")] + ".tar.gz"), "r:gz") as tar:
+    with tarfile.open(archive_of(wheel), "r:gz") as tar:
         assert b"answer-1" in tar.extractfile("attention_labs/labs/live_probe.py").read()
     assert page.evaluate("() => crossOriginIsolated") is True

@@ -311,19 +311,19 @@ async function init({
   // started: both are downloaded from the start instead (the wasm is still compiled as it
   // streams in, and cached by the browser as before).
   const gunzips = typeof DecompressionStream === "function";
-  const archive = numpyURL?.endsWith(".tar.gz") && gunzips;
+  const numpyArchive = numpyURL?.endsWith(".tar.gz") && gunzips;
   // The labs likewise: their archive where there is one, else the wheel (unpackArchive).
   const labsArchive = Boolean(labsURL) && gunzips;
   const labsFrom = labsArchive ? labsURL : wheelURL;
   guardDownloads(expect, [
     `${indexURL}pyodide.asm.wasm`,
-    ...(numpyURL && !archive ? [numpyURL] : []),
+    ...(numpyURL && !numpyArchive ? [numpyURL] : []),
   ]);
   // Start the labs' and NumPy's downloads now (checked as they arrive) so that they overlap
   // Pyodide's start-up; an archive is gunzipped as soon as it is here, while Python starts.
   const labs = labsArchive ? fetchArchive(labsURL) : fetchBytes(wheelURL);
   labs.catch(() => {}); // reported when awaited below
-  const numpy = archive ? fetchArchive(numpyURL) : null;
+  const numpy = numpyArchive ? fetchArchive(numpyURL) : null;
   numpy?.catch(() => {});
   try {
     importScripts(`${indexURL}pyodide.js`);
