@@ -239,3 +239,39 @@ def start_server(directory, site_url="http://127.0.0.1:8000/", isolate=False):
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
     return httpd
+
+
+class WasmtimeKernel:
+    """The browser models' WebAssembly kernel (attention_labs/models/matmul.wasm) run in
+    CPython by wasmtime, called as Pyodide calls it: ``kernel(x, W, y, m, n, k)`` with the
+    byte addresses of NumPy's arrays. Pyodide's kernel reads them in place; here they are
+    copied into the kernel's own memory and y back out, so the kernel's arithmetic and the
+    addresses `wasm_matmul.matmul_nt` passes are both checked. ``calls`` counts the calls."""
+
+    def __init__(self):
+        import wasmtime
+        from attention_labs.models import wasm_matmul
+
+        self.store = wasmtime.Store()
+        module = wasmtime.Module(self.store.engine, wasm_matmul.wasm_bytes())
+        self.memory = wasmtime.Memory(self.store, wasmtime.MemoryType(wasmtime.Limits(1, None)))
+        instance = wasmtime.Instance(self.store, module, [self.memory])
+        self.run = instance.exports(self.store)["matmul_nt"]
+        self.calls = 0
+
+    def __call__(self, x_at, w_at, y_at, m, n, k):
+        import ctypes
+
+        x_at, w_at, y_at = (at + (1 << 32) if at < 0 else at for at in (x_at, w_at, y_at))
+        sizes = (4 * m * k, 4 * n * k, 4 * m * n)
+        need = sum(sizes) + 16
+        pages = -(-need // 65536) - self.memory.size(self.store)
+        if pages > 0:
+            self.memory.grow(self.store, pages)
+        base = ctypes.addressof(self.memory.data_ptr(self.store).contents)
+        ours = (16, 16 + sizes[0], 16 + sizes[0] + sizes[1])
+        ctypes.memmove(base + ours[0], x_at, sizes[0])
+        ctypes.memmove(base + ours[1], w_at, sizes[1])
+        self.run(self.store, *ours, m, n, k)
+        ctypes.memmove(y_at, base + ours[2], sizes[2])
+        self.calls += 1

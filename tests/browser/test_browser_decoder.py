@@ -105,6 +105,7 @@ def test_a_failed_download_says_so_and_retry_runs_the_prompt(rec):
     assert got["model"] == "smollm2-135m" and got["seqLen"] == 6
     assert got["pieces"] == "Tokens (6): <|endoftext|> · The ·  capital ·  of ·  France ·  is"
     assert got["lastRun"]["load_ms"] > 0 and got["lastRun"]["action"] == "run"
+    assert got["lastRun"]["products"] == "wasm-simd"  # the WebAssembly SIMD kernel
     assert got["next"][0]["text"] == " Paris" and got["next"][0]["p"] > 0.5
     assert got["cache"]["bytes"] == 46_080 * 6
     assert "276,480 bytes for 6 tokens" in got["facts"] and "First-token share" in got["facts"]

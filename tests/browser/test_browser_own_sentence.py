@@ -95,6 +95,8 @@ def test_a_failed_download_says_so_and_retry_works(rec):
     assert got["state"] == "ready" and got["own"] == "true" and got["error"] is None
     assert got["pieces"].startswith("Word pieces (9 tokens): [CLS] · the · cat")
     assert got["lastRun"]["quantised"] and got["lastRun"]["load_ms"] > 0
+    # the Linear layers ran in the WebAssembly SIMD kernel, not in NumPy's fallback
+    assert got["lastRun"]["products"] == "wasm-simd"
 
 
 def test_the_grid_shows_the_sentence_as_cpython_computes_it(rec):

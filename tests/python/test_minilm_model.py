@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from attention_labs import real_maps
-from attention_labs.models import minilm
+from attention_labs.models import minilm, wasm_matmul
 from attention_labs.models.wordpiece import WordPiece
+from helpers import WasmtimeKernel
 
 from build_scripts.minilm import quantise
 
@@ -174,15 +175,22 @@ def test_int8_and_float32_agree_on_the_committed_sentences(f32, int8, wp):
     assert same / rows >= QUANT_TOP1
 
 
-def test_the_browsers_einsum_path_gives_the_same_maps(f32, wp, monkeypatch):
-    ids = wp.encode("The einsum path is the one Pyodide takes.").ids
+@pytest.mark.parametrize("path", ["kernel", "einsum"])
+def test_the_browsers_paths_give_the_same_maps(f32, wp, monkeypatch, path):
+    """In the browser the Linear layers' products go to the WebAssembly SIMD kernel (run here
+    by wasmtime), or to NumPy's einsum where the kernel cannot load."""
+    ids = wp.encode("The kernel path is the one Pyodide takes.").ids
     plain = minilm.forward(ids, f32)["weights"]
-    monkeypatch.setattr(minilm, "_EINSUM", True)
-    # The two paths add the same float32 products in different orders (einsum's loop against
-    # the BLAS kernel this CPU picks), so after six layers a weight may differ by a few float32
-    # steps (seen: 1.1e-6 on one machine, 0 on another). 1e-5 is about 80 steps at 1.0, and
-    # 400 times finer than the 1/255 an asset stores.
+    kernel = WasmtimeKernel() if path == "kernel" else False
+    monkeypatch.setattr(wasm_matmul, "IN_BROWSER", True)
+    monkeypatch.setattr(wasm_matmul, "_kernel", kernel)
+    # The paths add the same float32 products in different orders (the kernel's four lanes,
+    # einsum's loop, the BLAS kernel this CPU picks), so after six layers a weight may differ
+    # by a few float32 steps (seen: 1.1e-6 on one machine, 0 on another). 1e-5 is about 80
+    # steps at 1.0, and 400 times finer than the 1/255 an asset stores.
     np.testing.assert_allclose(minilm.forward(ids, f32)["weights"], plain, rtol=0, atol=1e-5)
+    if kernel:
+        assert kernel.calls == 5 * 6 + 2  # 5 layers: Q, K, V, O, MLP in, out; the 6th: Q, K
 
 
 def test_gelu_is_the_erf_form():

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from attention_labs import maps
-from attention_labs.models import own_decoder, smollm2
+from attention_labs.models import own_decoder, smollm2, wasm_matmul
 from attention_labs.params import validate
-from helpers import ROOT
+from helpers import ROOT, WasmtimeKernel
 
 # loads SmolLM2-135M with transformers and repacks its weights: about 50 s on 2 cores
 pytestmark = pytest.mark.slow
@@ -115,6 +115,20 @@ def test_logits_and_attention_match_transformers(ours, reference, n):
     assert got["weights"].shape == reference["attentions"][n].shape
     assert np.abs(got["weights"] - reference["attentions"][n]).max() <= ATTENTION_TOL
     assert np.array_equal(got["logits"].argmax(-1), want32.argmax(-1))
+
+
+def test_the_browsers_simd_kernel_gives_transformers_logits(ours, reference, monkeypatch):
+    """The browser's path: every Linear product through the WebAssembly SIMD kernel (run
+    here by wasmtime, wasm_matmul.py), within the same bounds as CPython's BLAS."""
+    kernel = WasmtimeKernel()
+    monkeypatch.setattr(wasm_matmul, "IN_BROWSER", True)
+    monkeypatch.setattr(wasm_matmul, "_kernel", kernel)
+    ids = reference["ids"][0]
+    got = smollm2.forward(ids, ours[1])
+    assert kernel.calls == 30 * 7 + 1  # per layer Q, K, V, O, gate, up, down; the logits
+    assert np.abs(got["logits"] - reference["logits32"][0]).max() <= LOGIT_TOL
+    assert np.abs(got["weights"] - reference["attentions"][0]).max() <= ATTENTION_TOL
+    assert np.array_equal(got["logits"].argmax(-1), reference["logits32"][0].argmax(-1))
 
 
 @pytest.mark.parametrize("n", range(len(PROMPTS)))

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import numpy as np
 
 from ..attention import attention_logits, scaled_dot_product_attention, softmax
+from .wasm_matmul import matmul_nt
 
 __all__ = [
     "CONFIG",
@@ -261,18 +261,11 @@ def gelu(x):
     return (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(np.float32)
 
 
-# Without BLAS (Pyodide), NumPy's einsum is several times faster than matmul for this product
-# (measured in Chromium: 26 ms against 227 ms for x @ W at 20 x 384 x 1536); with BLAS
-# (CPython), matmul is the faster one. Same numbers either way, to float32 rounding.
-_EINSUM = sys.platform == "emscripten"
-
-
 def linear(x, W, b):
     """x W^T + b: x (seq_len, d_in), W (d_out, d_in) as PyTorch stores it, b (d_out,)
-    -> (seq_len, d_out)."""
-    if _EINSUM:
-        return np.einsum("ti,oi->to", x, W) + b
-    return x @ W.T + b
+    -> (seq_len, d_out). The product is `wasm_matmul.matmul_nt`: BLAS in CPython, a
+    WebAssembly SIMD kernel in the browser (same numbers, to float32 rounding)."""
+    return matmul_nt(x, W) + b
 
 
 def embed(ids, w):

@@ -44,12 +44,11 @@ text, cached tokens included (``past`` of them before this call).
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from ..attention import apply_rope, scaled_dot_product_attention, softmax
 from .minilm import read_safetensors
+from .wasm_matmul import matmul_nt
 
 __all__ = [
     "CONFIG",
@@ -86,10 +85,6 @@ CONFIG = {
     "rms_eps": 1e-5,
 }
 BLOCK = 32  # values per Q4_1 / Q8_0 block (one scale, and for Q4_1 one minimum, each)
-
-# Without BLAS (Pyodide), NumPy's einsum is faster than matmul for these products (the
-# explorer's MiniLM measured 26 ms against 227 ms); with BLAS (CPython) matmul is.
-_EINSUM = sys.platform == "emscripten"
 
 
 # ------------------------------------------------------------------------- the weights
@@ -261,10 +256,9 @@ def silu(x):
 
 def linear(x, W):
     """x W^T: x (seq_len, d_in), W (d_out, d_in) as PyTorch stores it -> (seq_len, d_out).
-    (The model has no biases.)"""
-    if _EINSUM:
-        return np.einsum("ti,oi->to", x, W)
-    return x @ W.T
+    (The model has no biases.) The product is `wasm_matmul.matmul_nt`: BLAS in CPython, a
+    WebAssembly SIMD kernel in the browser (same numbers, to float32 rounding)."""
+    return matmul_nt(x, W)
 
 
 def embed(ids, weights):
