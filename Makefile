@@ -114,8 +114,9 @@ vendor: $(VENV)/.site-installed $(VENV)/.weights-all-installed
 ##   precompiled to .pyc by the vendored Pyodide (sources kept; build_scripts/vendor/labs_wheel.py),
 ##   beside it the same files as the .tar.gz the worker unpacks itself, and as the
 ##   pure-Python wheel the downloaded notebooks install (docs/vendor/labs/py3/)
+##   (build/lib is setuptools' staging copy: a module renamed or deleted there would ship)
 wheel: $(VENV)/.site-installed
-	rm -rf docs/vendor/labs build/labs-wheel
+	rm -rf docs/vendor/labs build/labs-wheel build/lib build/bdist.*
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w build/labs-wheel .
 	$(PY) -m build_scripts.vendor.labs_wheel build/labs-wheel docs/vendor/labs
 

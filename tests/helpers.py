@@ -242,36 +242,56 @@ def start_server(directory, site_url="http://127.0.0.1:8000/", isolate=False):
 
 
 class WasmtimeKernel:
-    """The browser models' WebAssembly kernel (attention_labs/models/matmul.wasm) run in
-    CPython by wasmtime, called as Pyodide calls it: ``kernel(x, W, y, m, n, k)`` with the
-    byte addresses of NumPy's arrays. Pyodide's kernel reads them in place; here they are
-    copied into the kernel's own memory and y back out, so the kernel's arithmetic and the
-    addresses `wasm_matmul.matmul_nt` passes are both checked. ``calls`` counts the calls."""
+    """The browser models' WebAssembly kernels (attention_labs/models/kernels.wasm) run in
+    CPython by wasmtime, called as Pyodide calls them: ``matmul_nt(x, W, y, m, n, k)`` and
+    ``dequant_q4_1(codes, scale, minimum, out, n_blocks)`` with the byte addresses of NumPy's
+    arrays (wrapped to signed 32 bits where wasm_kernels wraps them). Pyodide's module reads
+    them in place; here they are copied into the module's own memory and the output back
+    out, so both the arithmetic and the addresses wasm_kernels passes are checked.
+    ``calls`` counts the products, ``dequant_calls`` the dequantisations."""
 
     def __init__(self):
         import wasmtime
-        from attention_labs.models import wasm_matmul
+        from attention_labs.models import wasm_kernels
 
         self.store = wasmtime.Store()
-        module = wasmtime.Module(self.store.engine, wasm_matmul.wasm_bytes())
+        module = wasmtime.Module(self.store.engine, wasm_kernels.wasm_bytes())
         self.memory = wasmtime.Memory(self.store, wasmtime.MemoryType(wasmtime.Limits(1, None)))
         instance = wasmtime.Instance(self.store, module, [self.memory])
-        self.run = instance.exports(self.store)["matmul_nt"]
+        self.exports = instance.exports(self.store)
         self.calls = 0
+        self.dequant_calls = 0
 
-    def __call__(self, x_at, w_at, y_at, m, n, k):
+    def _run(self, name, inputs, output, *sizes):
+        """Copy ``inputs`` ((address, bytes) each) in, run ``name`` with their addresses
+        here, then the output's address and ``sizes``, and copy ``output`` back."""
         import ctypes
 
-        x_at, w_at, y_at = (at + (1 << 32) if at < 0 else at for at in (x_at, w_at, y_at))
-        sizes = (4 * m * k, 4 * n * k, 4 * m * n)
-        need = sum(sizes) + 16
+        spans = [*inputs, output]
+        spans = [(at + (1 << 32) if at < 0 else at, n) for at, n in spans]
+        need = sum(n + 16 for _, n in spans) + 16
         pages = -(-need // 65536) - self.memory.size(self.store)
         if pages > 0:
             self.memory.grow(self.store, pages)
         base = ctypes.addressof(self.memory.data_ptr(self.store).contents)
-        ours = (16, 16 + sizes[0], 16 + sizes[0] + sizes[1])
-        ctypes.memmove(base + ours[0], x_at, sizes[0])
-        ctypes.memmove(base + ours[1], w_at, sizes[1])
-        self.run(self.store, *ours, m, n, k)
-        ctypes.memmove(y_at, base + ours[2], sizes[2])
+        ours, at = [], 16
+        for _, n in spans:
+            ours.append(at)
+            at += -(-n // 16) * 16 + 16
+        for (src, n), dst in zip(spans[:-1], ours, strict=False):
+            ctypes.memmove(base + dst, src, n)
+        self.exports[name](self.store, *ours, *sizes)
+        ctypes.memmove(spans[-1][0], base + ours[-1], spans[-1][1])
+
+    def matmul_nt(self, x_at, w_at, y_at, m, n, k):
+        self._run("matmul_nt", [(x_at, 4 * m * k), (w_at, 4 * n * k)], (y_at, 4 * m * n), m, n, k)
         self.calls += 1
+
+    def dequant_q4_1(self, codes_at, scale_at, min_at, out_at, n_blocks):
+        self._run(
+            "dequant_q4_1",
+            [(codes_at, 16 * n_blocks), (scale_at, 4 * n_blocks), (min_at, 4 * n_blocks)],
+            (out_at, 128 * n_blocks),
+            n_blocks,
+        )
+        self.dequant_calls += 1

@@ -30,6 +30,7 @@ the site (build_scripts/hooks/notebooks.py).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import shutil
 import sys
@@ -118,6 +119,16 @@ def pure_wheel(src_dir: Path, dest: Path) -> Path:
     return dest / src.name
 
 
+def package_data() -> list[str]:
+    """The labs' data files as pyproject.toml's ``[tool.setuptools.package-data]`` lists
+    them (glob patterns inside the package: the induction model, the WebAssembly kernels),
+    what pip's wheel carries besides the modules."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    return config["tool"]["setuptools"]["package-data"][PACKAGE]
+
+
 def dev_wheel(package: Path, dest: Path) -> Path:
     """make serve's wheel after a labs edit, in a few milliseconds: the sources of
     ``package`` (labs_py/attention_labs: its modules and data files) with the metadata of
@@ -133,10 +144,12 @@ def dev_wheel(package: Path, dest: Path) -> Path:
         members = {n: zf.read(n) for n in names if ".dist-info/" in n}
     (record,) = [n for n in members if n.endswith(".dist-info/RECORD")]
     del members[record]
+    data = package_data()
     for path in sorted(Path(package).rglob("*")):
         rel = path.relative_to(Path(package).parent).as_posix()
-        data = rel.startswith(f"{PACKAGE}/data/")
-        if path.is_file() and "__pycache__" not in path.parts and (path.suffix == ".py" or data):
+        inside = path.relative_to(package).as_posix()
+        wanted = path.suffix == ".py" or any(fnmatch.fnmatch(inside, p) for p in data)
+        if path.is_file() and "__pycache__" not in path.parts and wanted:
             members[rel] = path.read_bytes()
     lines = []
     for name, body in sorted(members.items()):

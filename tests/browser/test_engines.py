@@ -610,6 +610,6 @@ def test_smollm2_runs_a_prompt_and_predicts_cpythons_next_token(driver, isolated
     assert got["heads"] == 30 * 9  # every layer's and head's map
     assert got["listShown"] and len(got["next"]) == 10
     assert got["next"][0][0] == want["next"][0]["id"], f"{d.engine}: {got['next']}"
-    # this engine ran the Linear layers in the WebAssembly SIMD kernel (wasm_matmul.py)
+    # this engine ran the Linear layers in the WebAssembly SIMD kernel (wasm_kernels.py)
     assert got["lastRun"]["products"] == "wasm-simd", f"{d.engine}: {got['lastRun']}"
     assert errors(d) == []

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -783,6 +784,13 @@ def test_labs_wheel_build_is_reproducible_and_imports_in_pyodide_without_compili
         assert {(i.date_time, i.external_attr >> 16) for i in zf.infolist()} == {
             ((1980, 1, 1, 0, 0, 0), 0o100644)
         }
+    # make serve's wheel after a labs edit (dev_wheel, no pip): pip's files, data included
+    shutil.copytree(tmp_path / "out" / labs_wheel.PURE, tmp_path / "dev" / labs_wheel.PURE)
+    dev = labs_wheel.dev_wheel(ROOT / "labs_py" / "attention_labs", tmp_path / "dev")
+    with zipfile.ZipFile(dev) as zf, zipfile.ZipFile(next((tmp_path / "pip").glob("*"))) as pip:
+        files = sorted(n for n in pip.namelist() if not n.endswith("/"))
+        assert sorted(zf.namelist()) == files
+        assert "attention_labs/models/kernels.wasm" in files
 
 
 def test_labs_archive_holds_the_wheels_files_and_replaces_other_archives(tmp_path):

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from attention_labs import real_maps
-from attention_labs.models import minilm, wasm_matmul
+from attention_labs.models import minilm, wasm_kernels
 from attention_labs.models.wordpiece import WordPiece
 from helpers import WasmtimeKernel
 
@@ -182,8 +182,8 @@ def test_the_browsers_paths_give_the_same_maps(f32, wp, monkeypatch, path):
     ids = wp.encode("The kernel path is the one Pyodide takes.").ids
     plain = minilm.forward(ids, f32)["weights"]
     kernel = WasmtimeKernel() if path == "kernel" else False
-    monkeypatch.setattr(wasm_matmul, "IN_BROWSER", True)
-    monkeypatch.setattr(wasm_matmul, "_kernel", kernel)
+    monkeypatch.setattr(wasm_kernels, "IN_BROWSER", True)
+    monkeypatch.setattr(wasm_kernels, "_kernel", kernel)
     # The paths add the same float32 products in different orders (the kernel's four lanes,
     # einsum's loop, the BLAS kernel this CPU picks), so after six layers a weight may differ
     # by a few float32 steps (seen: 1.1e-6 on one machine, 0 on another). 1e-5 is about 80

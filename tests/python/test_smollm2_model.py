@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from attention_labs import maps
-from attention_labs.models import own_decoder, smollm2, wasm_matmul
+from attention_labs.models import own_decoder, smollm2, wasm_kernels
 from attention_labs.params import validate
 from helpers import ROOT, WasmtimeKernel
 
@@ -119,10 +119,10 @@ def test_logits_and_attention_match_transformers(ours, reference, n):
 
 def test_the_browsers_simd_kernel_gives_transformers_logits(ours, reference, monkeypatch):
     """The browser's path: every Linear product through the WebAssembly SIMD kernel (run
-    here by wasmtime, wasm_matmul.py), within the same bounds as CPython's BLAS."""
+    here by wasmtime, wasm_kernels.py), within the same bounds as CPython's BLAS."""
     kernel = WasmtimeKernel()
-    monkeypatch.setattr(wasm_matmul, "IN_BROWSER", True)
-    monkeypatch.setattr(wasm_matmul, "_kernel", kernel)
+    monkeypatch.setattr(wasm_kernels, "IN_BROWSER", True)
+    monkeypatch.setattr(wasm_kernels, "_kernel", kernel)
     ids = reference["ids"][0]
     got = smollm2.forward(ids, ours[1])
     assert kernel.calls == 30 * 7 + 1  # per layer Q, K, V, O, gate, up, down; the logits

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from ..attention import attention_logits, scaled_dot_product_attention, softmax
-from .wasm_matmul import matmul_nt
+from .wasm_kernels import matmul_nt
 
 __all__ = [
     "CONFIG",
@@ -263,7 +263,7 @@ def gelu(x):
 
 def linear(x, W, b):
     """x W^T + b: x (seq_len, d_in), W (d_out, d_in) as PyTorch stores it, b (d_out,)
-    -> (seq_len, d_out). The product is `wasm_matmul.matmul_nt`: BLAS in CPython, a
+    -> (seq_len, d_out). The product is `wasm_kernels.matmul_nt`: BLAS in CPython, a
     WebAssembly SIMD kernel in the browser (same numbers, to float32 rounding)."""
     return matmul_nt(x, W) + b
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import maps
 from ..params import LabParameterError, Param
-from . import bpe, smollm2, wasm_matmul
+from . import bpe, smollm2, wasm_kernels
 
 MAX_CHARS = 2000
 MAX_PROMPT_TOKENS = 96  # the prompt, <|endoftext|> included
@@ -324,7 +324,7 @@ def compute(params: dict) -> dict:
     "sink": {"share": the newest token's mean weight on the first token over all heads,
     "per_layer": the same per layer}, "copy": `copy_score` or None, "heads_off": [[layer,
     head], ...], "run": {load_ms, tokenize_ms, forward_ms, ms_per_token, asset_ms, quantised,
-    products: `wasm_matmul.backend()`}}.
+    products: `wasm_kernels.backend()`}}.
 
     Raises:
         ValueError: the prompt is empty or over the cap (the message gives the count), the
@@ -459,6 +459,6 @@ def compute(params: dict) -> dict:
             "ms_per_token": (t2 - t1) * 1000 / steps_done,
             "asset_ms": (t3 - t2) * 1000,
             "quantised": True,
-            "products": wasm_matmul.backend(),
+            "products": wasm_kernels.backend(),
         },
     }

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .. import maps
 from ..params import Param
-from . import minilm, wasm_matmul
+from . import minilm, wasm_kernels
 from .wordpiece import WordPiece
 
 MAX_CHARS = 2000
@@ -121,7 +121,7 @@ def compute(params: dict) -> dict:
     Returns {"asset": a valid precomputed asset (asset.schema.json: tokens, attention as
     uint8 base64, head_stats, qkv with no heads), "pieces": the vocabulary pieces (``##ing``),
     "run": {load_ms (0 when the weights were already loaded), tokenize_ms, forward_ms,
-    asset_ms, quantised, products: `wasm_matmul.backend()`}}.
+    asset_ms, quantised, products: `wasm_kernels.backend()`}}.
 
     Raises:
         ValueError: the text is empty, only spaces or control characters, more than 128
@@ -187,6 +187,6 @@ def compute(params: dict) -> dict:
             "forward_ms": (t2 - t1) * 1000,
             "asset_ms": (time.perf_counter() - t2) * 1000,  # bytes, statistics, base64
             "quantised": bool(params["weights_url"]),
-            "products": wasm_matmul.backend(),
+            "products": wasm_kernels.backend(),
         },
     }

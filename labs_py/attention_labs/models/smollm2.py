@@ -47,8 +47,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..attention import apply_rope, scaled_dot_product_attention, softmax
+from . import wasm_kernels
 from .minilm import read_safetensors
-from .wasm_matmul import matmul_nt
+from .wasm_kernels import matmul_nt
 
 __all__ = [
     "CONFIG",
@@ -96,7 +97,8 @@ def dequantise_q4_1(codes: np.ndarray, scale: np.ndarray, minimum: np.ndarray) -
     Each block of 32 consecutive values of a row stores 16 bytes of codes: byte j holds value
     j in its low 4 bits and value j + 16 in its high 4 bits (ggml's layout), with one float16
     scale and one float16 minimum. The arithmetic is gguf's and transformers' (float32
-    multiply, then add), so the result is bit for bit theirs.
+    multiply, then add), so the result is bit for bit theirs. In the browser the same
+    arithmetic runs in a WebAssembly SIMD loop (`wasm_kernels.dequant_q4_1`), same bits.
 
     Args:
         codes: uint8 (rows, n_blocks * 16).
@@ -105,6 +107,9 @@ def dequantise_q4_1(codes: np.ndarray, scale: np.ndarray, minimum: np.ndarray) -
     Returns:
         float32 (rows, n_blocks * 32).
     """
+    fast = wasm_kernels.dequant_q4_1(codes, scale, minimum)  # the browser's SIMD loop
+    if fast is not None:
+        return fast
     rows, n_blocks = scale.shape
     packed = codes.reshape(rows, n_blocks, 1, BLOCK // 2)
     nibbles = packed >> np.array([0, 4], dtype=np.uint8).reshape(1, 1, 2, 1)  # (r, b, 2, 16)
@@ -256,7 +261,7 @@ def silu(x):
 
 def linear(x, W):
     """x W^T: x (seq_len, d_in), W (d_out, d_in) as PyTorch stores it -> (seq_len, d_out).
-    (The model has no biases.) The product is `wasm_matmul.matmul_nt`: BLAS in CPython, a
+    (The model has no biases.) The product is `wasm_kernels.matmul_nt`: BLAS in CPython, a
     WebAssembly SIMD kernel in the browser (same numbers, to float32 rounding)."""
     return matmul_nt(x, W)
 

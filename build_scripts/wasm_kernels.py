@@ -1,9 +1,9 @@
-"""The browser models' WebAssembly kernel: ``matmul.wat`` assembled to ``matmul.wasm``.
+"""The browser models' WebAssembly kernel: ``kernels.wat`` assembled to ``kernels.wasm``.
 
-    python -m build_scripts.matmul_wasm          # after editing labs_py/.../models/matmul.wat
+    python -m build_scripts.wasm_kernels          # after editing labs_py/.../models/kernels.wat
 
 Both files are committed (the wasm is 1 kB), so building the site needs no assembler;
-tests/python/test_wasm_matmul.py checks that the committed wasm is the text assembled, and
+tests/python/test_wasm_kernels.py checks that the committed wasm is the text assembled, and
 runs it against NumPy. The assembler is wasmtime's (PyPI ``wasmtime``, in the test tools):
 the same text gives the same bytes.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 from build_scripts.files import write_atomic
 
 MODELS = Path(__file__).resolve().parent.parent / "labs_py" / "attention_labs" / "models"
-WAT = MODELS / "matmul.wat"
-WASM = MODELS / "matmul.wasm"
+WAT = MODELS / "kernels.wat"
+WASM = MODELS / "kernels.wasm"
 
 
 def assemble(wat: Path = WAT) -> bytes:
