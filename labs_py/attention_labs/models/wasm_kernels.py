@@ -1,8 +1,8 @@
 """The browser models' two hot loops, fast in the browser: every Linear layer's product
 (`matmul_nt`, x W^T) and SmolLM2's 4-bit weights to float32 (`dequant_q4_1`).
 
-Pyodide's NumPy has no BLAS and no SIMD: its einsum, the fastest product it has, does one
-float32 multiply-add at a time. In the browser, both loops go to a 1.5 kB WebAssembly
+Pyodide's NumPy has no BLAS: its einsum, the fastest product it has, does one float32
+multiply-add at a time. In the browser, both loops go to a 1.5 kB WebAssembly
 module instead (``kernels.wat``, assembled to ``kernels.wasm``), which does four at a time
 with WebAssembly's 128-bit SIMD: the products 5-6 times faster than einsum for MiniLM's
 layers. The module is a shared library that Python opens with ctypes (Emscripten's dlopen
