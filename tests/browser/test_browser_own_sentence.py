@@ -95,8 +95,10 @@ def test_a_failed_download_says_so_and_retry_works(rec):
     assert got["state"] == "ready" and got["own"] == "true" and got["error"] is None
     assert got["pieces"].startswith("Word pieces (9 tokens): [CLS] · the · cat")
     assert got["lastRun"]["quantised"] and got["lastRun"]["load_ms"] > 0
-    # the Linear layers ran in the WebAssembly SIMD kernel, not in NumPy's fallback
+    # the Linear layers ran in the WebAssembly SIMD kernel, not in NumPy's fallback; opening
+    # it needed no module of the stdlib's second part (whose download took 1.3-2.3 s)
     assert got["lastRun"]["products"] == "wasm-simd"
+    assert [u for u in rec.requests if "python_stdlib-more" in u] == []
 
 
 def test_the_grid_shows_the_sentence_as_cpython_computes_it(rec):
@@ -191,6 +193,7 @@ def test_your_letters_through_the_induction_model_equal_cpythons(rec):
     np.testing.assert_allclose(
         asset["head_stats"]["induction"], real_maps.induction_score(want, ids), atol=5e-5
     )
+    assert [u for u in rec.requests if "python_stdlib-more" in u] == []  # as for MiniLM
     text = p.inner_text(".attn-map")
     assert "induction-head-model computed in your browser (decoder" in text
     p.select_option(".attn-map__model select", "induction")  # the grid's statistic

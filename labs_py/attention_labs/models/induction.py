@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from functools import cache
-from importlib import resources
 
 import numpy as np
 
@@ -36,8 +36,15 @@ def _read(name: str) -> dict:
         ) from None
 
 
+# From __file__, not importlib.resources: in the browser the first use of importlib.resources
+# imports stdlib modules that Python's start-up left out, which downloads the rest of the
+# stdlib (1.3-2.3 s; see wasm_kernels.py).
+_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+
+
 def _bytes(name: str) -> bytes:
-    return (resources.files("attention_labs") / "data" / "induction" / name).read_bytes()
+    with open(os.path.join(_DATA, "induction", name), "rb") as f:
+        return f.read()
 
 
 @cache

@@ -16,14 +16,18 @@ products in its own order); the dequantisation's, the same bits.
 
 from __future__ import annotations
 
+import os
 import sys
-from importlib import resources
 
 import numpy as np
 
 __all__ = ["WASM", "wasm_bytes", "fits", "kernel", "backend", "matmul_nt", "dequant_q4_1"]
 
 WASM = "kernels.wasm"  # beside this module: kernels.wat, assembled
+# Its path from __file__, not importlib.resources: in the browser the first use of
+# importlib.resources imports stdlib modules that Python's start-up left out, which
+# downloads the rest of the stdlib (1.3-2.3 s measured on a model's first Run).
+_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), WASM)
 IN_BROWSER = sys.platform == "emscripten"
 
 # The opened module (None: not tried yet; False: this browser cannot, e.g. no WebAssembly
@@ -34,7 +38,8 @@ why_not = ""  # in the browser, why the kernel did not load (dlopen's error), if
 
 def wasm_bytes() -> bytes:
     """The kernels' WebAssembly module (``kernels.wasm``, package data)."""
-    return resources.files(__package__).joinpath(WASM).read_bytes()
+    with open(_PATH, "rb") as f:
+        return f.read()
 
 
 def kernel():
@@ -66,7 +71,7 @@ def _browser_kernel():
     try:
         # The installed file (site-packages is Pyodide's in-memory file system); dlopen
         # compiles it, and fails where the browser has no SIMD.
-        library = ctypes.CDLL(str(resources.files(__package__).joinpath(WASM)))
+        library = ctypes.CDLL(_PATH)
     except OSError as err:
         why_not = str(err)
         return False
