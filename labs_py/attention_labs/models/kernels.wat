@@ -24,7 +24,7 @@
 ;; multiply then a float32 add, as gguf and transformers compute it: the same bits.
 ;;
 ;; Assembled to kernels.wasm, which is committed beside it and which the labs wheel carries:
-;;   python -m build_scripts.wasm_kernels   (tests/python/test_wasm_kernels.py checks)
+;;   python -m build_scripts.assemble_kernels   (tests/python/test_wasm_kernels.py checks)
 (module
   (@dylink.0 (mem-info (memory 0 0)))
   (import "env" "memory" (memory 0))

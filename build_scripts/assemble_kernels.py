@@ -1,6 +1,6 @@
 """The browser models' WebAssembly kernel: ``kernels.wat`` assembled to ``kernels.wasm``.
 
-    python -m build_scripts.wasm_kernels          # after editing labs_py/.../models/kernels.wat
+    python -m build_scripts.assemble_kernels          # after editing labs_py/.../models/kernels.wat
 
 Both files are committed (the wasm is 1 kB), so building the site needs no assembler;
 tests/python/test_wasm_kernels.py checks that the committed wasm is the text assembled, and
