@@ -12,6 +12,9 @@ Both are timed from ``new Worker`` to ready (the page's own load is left out: it
 the same page). Cold: a new browser with an empty profile per run; repeat visit: the page
 reloaded in that browser (HTTP cache warm). Baseline and site alternate run by run, so a
 busy machine slows both alike.
+WebKit runs without accelerated compositing (build_scripts/gates/engines.py, ``WEBKIT_ENV``):
+on this GPU-less display its compositor's software OpenGL took a core from the site's worker
+for seconds on every load of a lesson page, and nothing from the baseline's blank page.
 
 SmolLM2-135M token by token (the explorer's "Your own sentence", model SmolLM2), one new
 browser per engine on a cross-origin isolated server, with bench_smollm2's own JavaScript

@@ -31,6 +31,13 @@ FIREFOX = "/usr/bin/firefox-esr"
 WEBKIT_DRIVER = "/usr/bin/WebKitWebDriver"
 MINIBROWSER = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
 APT = "apt-get install firefox-esr webkit2gtk-driver xvfb xauth"
+# WebKit's own environment, as Chromium runs with --disable-gpu (build_scripts/gates/browser.py):
+# on Xvfb there is no GPU, and WebKitGTK's accelerated compositor then draws through Mesa's
+# software OpenGL (llvmpipe), about 5 s of CPU for each load of a lesson page (measured on
+# the 2-core machine: Skia's GPU worker and llvmpipe threads; 0.1 s without it), which took
+# a core from Python's start-up on a page with a lab but not on a blank page. A reader's
+# browser composites on a GPU. Callers' ``extra_env`` may override it.
+WEBKIT_ENV = {"WEBKIT_DISABLE_COMPOSITING_MODE": "1"}
 # Firefox asks Mozilla's hosts for updates, safe-browsing lists, captive portals and
 # telemetry; the tests serve on 127.0.0.1 only, so switch each of those off.
 FIREFOX_PREFS = {
@@ -123,8 +130,9 @@ def firefox():
 
 
 def webkit(extra_env: dict[str, str] | None = None):
-    """WebKitGTK's MiniBrowser on a virtual display of its own; ``extra_env``: more
-    environment for its processes (JavaScriptCore reads options from ``JSC_<name>``)."""
+    """WebKitGTK's MiniBrowser on a virtual display of its own, without accelerated
+    compositing (``WEBKIT_ENV``); ``extra_env``: more environment for its processes
+    (JavaScriptCore reads options from ``JSC_<name>``)."""
     from selenium import webdriver
     from selenium.webdriver.webkitgtk.service import Service
 
@@ -135,7 +143,7 @@ def webkit(extra_env: dict[str, str] | None = None):
     display = VirtualDisplay()
     # A private profile directory: WebKit's caches must not leak from one run to the next.
     home = tempfile.mkdtemp(prefix="webkit-")
-    env = dict(os.environ, **(extra_env or {}))
+    env = {**os.environ, **WEBKIT_ENV, **(extra_env or {})}
     env.update(DISPLAY=display.display, XDG_CACHE_HOME=home, XDG_DATA_HOME=home)
     try:
         service = Service(executable_path=driver_path, log_output=subprocess.DEVNULL, env=env)
