@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import cache
 
 import numpy as np
 
+from .. import package_file
 from ..attention import causal_mask, multi_head_attention
 from ..real_maps import decode_vectors, unpack_head
 
@@ -36,14 +36,8 @@ def _read(name: str) -> dict:
         ) from None
 
 
-# From __file__, not importlib.resources: in the browser the first use of importlib.resources
-# imports stdlib modules that Python's start-up left out, which downloads the rest of the
-# stdlib (1.3-2.3 s; see wasm_kernels.py).
-_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
-
-
 def _bytes(name: str) -> bytes:
-    with open(os.path.join(_DATA, "induction", name), "rb") as f:
+    with open(package_file("data", "induction", name), "rb") as f:
         return f.read()
 
 

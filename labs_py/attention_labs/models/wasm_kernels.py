@@ -16,18 +16,16 @@ products in its own order); the dequantisation's, the same bits.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 
+from .. import package_file
+
 __all__ = ["WASM", "wasm_bytes", "fits", "kernel", "backend", "matmul_nt", "dequant_q4_1"]
 
 WASM = "kernels.wasm"  # beside this module: kernels.wat, assembled
-# Its path from __file__, not importlib.resources: in the browser the first use of
-# importlib.resources imports stdlib modules that Python's start-up left out, which
-# downloads the rest of the stdlib (1.3-2.3 s measured on a model's first Run).
-_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), WASM)
+_PATH = package_file("models", WASM)
 IN_BROWSER = sys.platform == "emscripten"
 
 # The opened module (None: not tried yet; False: this browser cannot, e.g. no WebAssembly
