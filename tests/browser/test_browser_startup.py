@@ -5,6 +5,7 @@ Also the standard library's second zip, downloaded on a reader's first import fr
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import socket
@@ -235,6 +236,51 @@ def test_numpys_deferred_subpackages_load_on_first_use_from_the_second_zip(page,
     )
     assert ok["error"] is None, ok
     assert "17.0" in json.dumps(ok["value"]), ok
+
+
+# How Python got each NumPy extension module: "compiled ahead" where Emscripten's loader took
+# the worker's background compile (preloadExtensions: its getter has run), "waiting" where
+# that getter waits for a first import, "dlopen" where the import compiled the file itself.
+EXTENSIONS_CODE = """
+import sys, js, pyodide_js
+import numpy as np
+preloaded = pyodide_js._module.preloadedWasm
+site = np.__file__.rsplit("/numpy/", 1)[0]
+def how(path):
+    found = js.Object.getOwnPropertyDescriptor(preloaded, path)
+    if found is None:
+        return "dlopen"
+    return "waiting" if js.Reflect.has(found, "get") else "compiled ahead"
+def loaded():
+    origins = [getattr(getattr(m, "__spec__", None), "origin", None) for m in list(sys.modules.values())]
+    return sorted(o for o in origins if o and o.endswith(".so"))
+rational = site + "/numpy/_core/_rational_tests.cpython-312-wasm32-emscripten.so"
+before = how(rational)
+import numpy._core._rational_tests, numpy.fft, numpy.linalg
+a = np.random.default_rng(0).standard_normal((3, 3)) + 3 * np.eye(3)
+works = bool(np.allclose(np.linalg.inv(a) @ a, np.eye(3)))
+works = works and bool(np.allclose(np.fft.ifft(np.fft.fft(a[0])).real, a[0]))
+{"before": before, "works": works, "modules": {p[len(site) + 1:]: how(p) for p in loaded()}}
+"""
+
+
+def test_numpys_extension_modules_are_compiled_while_python_starts(page, host):
+    """The worker compiles every extension module in NumPy's archive in the background while
+    Python starts, and Python's imports take those instead of compiling on the worker's
+    thread (where WebKit waited up to seconds: CONTRIBUTING, "Python's start-up"). Read
+    from Pyodide's own loader, so a Pyodide whose loader works otherwise fails here."""
+    assert start(page, host.base, READY_MS)["state"] == "ready"
+    page.locator("input[id$='-causal']").check()  # the lab's first run (numpy.random)
+    page.wait_for_function(f"() => document.querySelector('{LAB}').dataset.runs >= 1")
+    out = json.loads(page.evaluate(CELL_JS, EXTENSIONS_CODE))
+    assert out["error"] is None, out
+    got = ast.literal_eval(out["value"])
+    assert got["works"], got
+    assert got["before"] == "waiting", got  # not imported yet: nothing instantiated early
+    modules = got["modules"]
+    assert "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so" in modules, got
+    assert any(p.startswith("numpy/random/") for p in modules), got
+    assert set(modules.values()) == {"compiled ahead"}, got
 
 
 HEAD_START_JS = """() => {

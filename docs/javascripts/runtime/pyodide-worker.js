@@ -250,6 +250,53 @@ async function fetchArchive(url) {
   }
 }
 
+/**
+ * Compile every extension module (`.so`) in the gunzipped archive `tar`, in the background
+ * (WebAssembly.compile copies the bytes and compiles off this thread): a promise of
+ * [path in the archive, WebAssembly.Module] for each one that compiled. One that does not
+ * is left to Python's own import, which says what is wrong with it.
+ */
+function compileExtensions(tar) {
+  const jobs = [];
+  for (const [path, data] of tarFiles(tar)) {
+    if (!path.endsWith(".so")) continue;
+    const compiled = WebAssembly.compile(data);
+    jobs.push(compiled.then((module) => [path, module]).catch(() => null));
+  }
+  return Promise.all(jobs).then((done) => done.filter(Boolean));
+}
+
+/**
+ * Let Python's import use `compiled` (compileExtensions) for the files under `folder`:
+ * Emscripten's dynamic loader takes a library's exports from `preloadedWasm[path]` when
+ * there are some, so each entry there is a getter that instantiates the compiled module
+ * (loadWebAssemblyModule, as a dlopen would, but without compiling) when Python first
+ * imports it. Why (CONTRIBUTING, "Python's start-up"): WebKit compiles a module that a
+ * dlopen asks for on this thread, and then waited behind its background compiler: 1.5 s
+ * for NumPy's core and 0.2-0.5 s for a 3 kB module. Returns how many it handed over (0
+ * where this Pyodide has no such loader).
+ */
+function preloadExtensions(pyodide, folder, compiled) {
+  const loader = pyodide._module;
+  if (!loader?.preloadedWasm || typeof loader.loadWebAssemblyModule !== "function") return 0;
+  const preloaded = loader.preloadedWasm;
+  for (const [path, module] of compiled) {
+    const file = `${folder}/${path}`;
+    if (Object.hasOwn(preloaded, file)) continue;
+    Object.defineProperty(preloaded, file, {
+      configurable: true,
+      enumerable: true,
+      get() {
+        // The flags and local scope a dlopen of a Python extension module (RTLD_LOCAL) uses.
+        const exports = loader.loadWebAssemblyModule(module, { loadAsync: false }, file, {});
+        Object.defineProperty(preloaded, file, { value: exports, enumerable: true });
+        return exports;
+      },
+    });
+  }
+  return compiled.length;
+}
+
 /** The folder packages install into (/lib/python3.12/site-packages). */
 const sitePackages = (pyodide) => pyodide.runPython("import site\nsite.getsitepackages()[0]");
 
@@ -266,8 +313,9 @@ const forgetListing = (folder) =>
  * the labs': labs_wheel.py; a wheel's files as one .tar.gz), given as the gunzipped `tar`, into
  * site-packages: file writes only, where Pyodide's loadPackage unzips in Python and loads
  * every extension module first. Here each extension module loads when Python first
- * imports it (a synchronous dlopen, allowed in a worker), so those `import numpy` does
- * not need (numpy.random, numpy.fft, NumPy's test modules) cost nothing until used.
+ * imports it (a synchronous dlopen, allowed in a worker; compiled ahead where
+ * preloadExtensions handed it over), so those `import numpy` does not need (numpy.random,
+ * numpy.fft, NumPy's test modules) are not instantiated until used. Returns `site`.
  */
 function installArchive(pyodide, name, tar) {
   const site = sitePackages(pyodide);
@@ -282,6 +330,7 @@ function installArchive(pyodide, name, tar) {
   }
   pyodide.runPython(forgetListing(site));
   pyodide.loadedPackages[name] = "self-hosted archive"; // a later loadPackage skips it
+  return site;
 }
 
 async function fetchBytes(url) {
@@ -325,6 +374,9 @@ async function init({
   labs.catch(() => {}); // reported when awaited below
   const numpy = numpyArchive ? fetchArchive(numpyURL) : null;
   numpy?.catch(() => {});
+  // NumPy's extension modules compile in the background while Python starts.
+  const numpyCompiled = numpy?.then(compileExtensions);
+  numpyCompiled?.catch(() => {});
   try {
     importScripts(`${indexURL}pyodide.js`);
   } catch {
@@ -361,12 +413,15 @@ async function init({
   progress(3, "Loading NumPy");
   if (numpy) {
     const tar = await orFailure(numpy);
+    let site;
     try {
-      installArchive(pyodide, "numpy", tar);
+      site = installArchive(pyodide, "numpy", tar);
     } catch (err) {
       throw new Error(`${describe(numpyURL)} is damaged (${lastLine(err)}). ${HOST_HINT}`);
     }
     mark("NumPy installed (its archive unpacked)");
+    preloadExtensions(pyodide, site, await numpyCompiled);
+    mark("NumPy's extension modules compiled (in the background)");
   } else {
     const reasons = [];
     await orFailure(
