@@ -280,9 +280,11 @@ function preloadExtensions(pyodide, folder, compiled) {
   const loader = pyodide._module;
   if (!loader?.preloadedWasm || typeof loader.loadWebAssemblyModule !== "function") return 0;
   const preloaded = loader.preloadedWasm;
+  let handed = 0;
   for (const [path, module] of compiled) {
     const file = `${folder}/${path}`;
     if (Object.hasOwn(preloaded, file)) continue;
+    handed += 1;
     Object.defineProperty(preloaded, file, {
       configurable: true,
       enumerable: true,
@@ -294,7 +296,7 @@ function preloadExtensions(pyodide, folder, compiled) {
       },
     });
   }
-  return compiled.length;
+  return handed;
 }
 
 /** The folder packages install into (/lib/python3.12/site-packages). */
